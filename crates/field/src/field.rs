@@ -1,0 +1,424 @@
+//! A potential field on a grid: cell kinds (boundary conditions) and potentials.
+//!
+//! Boundary conditions are Dirichlet throughout (digest 000 §2.3): obstacle cells are fixed at
+//! p = 1, goal cells at p = 0, and [`CellKind::Fixed`] cells at any value in [0, 1] (used for
+//! sub-goals, masks and stroke tubes). Only [`CellKind::Free`] cells are relaxed. The outermost
+//! ring of cells is the closed border of the domain: it is never free, so every stencil read
+//! stays inside the grid and the domain is "surrounded by obstacles" as the seeds assume.
+
+use glam::{DVec2, IVec2};
+
+use crate::bias::Bias;
+use crate::grid::GridGeometry;
+use crate::scalar::Potential;
+use crate::{FieldError, FLATNESS_THRESHOLD};
+
+/// The role of a cell in the boundary value problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum CellKind {
+    /// Relaxed by the solvers.
+    #[default]
+    Free = 0,
+    /// Fixed at p = 1.
+    Obstacle = 1,
+    /// Fixed at p = 0.
+    Goal = 2,
+    /// Fixed at the value stored in the cell's potential (in [0, 1]).
+    Fixed = 3,
+}
+
+impl CellKind {
+    /// Whether the solvers leave this cell's value alone.
+    #[inline(always)]
+    pub fn is_fixed(self) -> bool {
+        self != CellKind::Free
+    }
+}
+
+/// Potentials of type `T` (`f64` for global maps, `f32` allowed for small local maps) on a grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field<T: Potential = f64> {
+    geometry: GridGeometry,
+    kinds: Vec<CellKind>,
+    potential: Vec<T>,
+}
+
+impl<T: Potential> Field<T> {
+    /// A field with every interior cell free at `free_value` and the border ring obstacles.
+    ///
+    /// `free_value` is the initial guess for relaxation: the seeds start near 0.9 for maps up to
+    /// 25×25 and very close to 1 for larger ones (digest 004 §3.1); never 0 when relaxation is
+    /// partial (digest 000 §2.8).
+    pub fn new(geometry: GridGeometry, free_value: f64) -> Self {
+        let (w, h) = (geometry.width(), geometry.height());
+        let mut kinds = vec![CellKind::Free; w * h];
+        let mut potential = vec![T::from_f64(free_value); w * h];
+        for y in 0..h {
+            for x in 0..w {
+                if geometry.is_border(x, y) {
+                    kinds[y * w + x] = CellKind::Obstacle;
+                    potential[y * w + x] = T::ONE;
+                }
+            }
+        }
+        Self {
+            geometry,
+            kinds,
+            potential,
+        }
+    }
+
+    /// The grid this field lives on.
+    pub fn geometry(&self) -> &GridGeometry {
+        &self.geometry
+    }
+
+    /// Cells along x.
+    pub fn width(&self) -> usize {
+        self.geometry.width()
+    }
+
+    /// Cells along y.
+    pub fn height(&self) -> usize {
+        self.geometry.height()
+    }
+
+    /// Cell kinds, row-major.
+    pub fn kinds(&self) -> &[CellKind] {
+        &self.kinds
+    }
+
+    /// Potentials, row-major.
+    pub fn potentials(&self) -> &[T] {
+        &self.potential
+    }
+
+    /// Mutable potentials, row-major. Writing a fixed cell changes its boundary value; keep
+    /// obstacles at 1 and goals at 0.
+    pub fn potentials_mut(&mut self) -> &mut [T] {
+        &mut self.potential
+    }
+
+    /// Kinds and mutable potentials together, for solvers.
+    pub(crate) fn parts_mut(&mut self) -> (&GridGeometry, &[CellKind], &mut [T]) {
+        (&self.geometry, &self.kinds, &mut self.potential)
+    }
+
+    /// The kind of cell `(x, y)`; `None` when out of bounds.
+    pub fn kind(&self, x: usize, y: usize) -> Option<CellKind> {
+        (x < self.width() && y < self.height()).then(|| self.kinds[self.geometry.index(x, y)])
+    }
+
+    /// The potential of cell `(x, y)`; `None` when out of bounds.
+    pub fn potential(&self, x: usize, y: usize) -> Option<T> {
+        (x < self.width() && y < self.height()).then(|| self.potential[self.geometry.index(x, y)])
+    }
+
+    fn checked_index(&self, x: usize, y: usize) -> Result<usize, FieldError> {
+        if x < self.width() && y < self.height() {
+            Ok(self.geometry.index(x, y))
+        } else {
+            Err(FieldError::CellOutOfBounds {
+                x: x as i64,
+                y: y as i64,
+                width: self.width(),
+                height: self.height(),
+            })
+        }
+    }
+
+    /// Makes `(x, y)` an obstacle (p = 1).
+    pub fn set_obstacle(&mut self, x: usize, y: usize) -> Result<(), FieldError> {
+        let i = self.checked_index(x, y)?;
+        self.kinds[i] = CellKind::Obstacle;
+        self.potential[i] = T::ONE;
+        Ok(())
+    }
+
+    /// Makes `(x, y)` a goal (p = 0). Border cells may be goals (the intermediate goal of a
+    /// local map lies on its border).
+    pub fn set_goal(&mut self, x: usize, y: usize) -> Result<(), FieldError> {
+        let i = self.checked_index(x, y)?;
+        self.kinds[i] = CellKind::Goal;
+        self.potential[i] = T::ZERO;
+        Ok(())
+    }
+
+    /// Fixes `(x, y)` at `value` ∈ [0, 1].
+    pub fn set_fixed(&mut self, x: usize, y: usize, value: f64) -> Result<(), FieldError> {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(FieldError::FixedValueOutOfRange(value));
+        }
+        let i = self.checked_index(x, y)?;
+        self.kinds[i] = CellKind::Fixed;
+        self.potential[i] = T::from_f64(value);
+        Ok(())
+    }
+
+    /// Makes an interior cell free again, starting at `value`. Border cells cannot be free.
+    pub fn set_free(&mut self, x: usize, y: usize, value: f64) -> Result<(), FieldError> {
+        let i = self.checked_index(x, y)?;
+        if self.geometry.is_border(x, y) {
+            return Err(FieldError::FreeBorderCell { x, y });
+        }
+        self.kinds[i] = CellKind::Free;
+        self.potential[i] = T::from_f64(value);
+        Ok(())
+    }
+
+    /// Turns every goal and fixed cell back into a free cell at `value` (border cells become
+    /// obstacles), keeping obstacles.
+    pub fn clear_goals(&mut self, value: f64) {
+        for y in 0..self.height() {
+            for x in 0..self.width() {
+                let i = self.geometry.index(x, y);
+                if matches!(self.kinds[i], CellKind::Goal | CellKind::Fixed) {
+                    if self.geometry.is_border(x, y) {
+                        self.kinds[i] = CellKind::Obstacle;
+                        self.potential[i] = T::ONE;
+                    } else {
+                        self.kinds[i] = CellKind::Free;
+                        self.potential[i] = T::from_f64(value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resets every free cell to `value` (a cold start).
+    pub fn reset_free(&mut self, value: f64) {
+        let v = T::from_f64(value);
+        for (k, p) in self.kinds.iter().zip(self.potential.iter_mut()) {
+            if *k == CellKind::Free {
+                *p = v;
+            }
+        }
+    }
+
+    /// Whether at least one cell is a goal, or fixed below 1.
+    pub fn has_goal(&self) -> bool {
+        self.kinds.iter().zip(&self.potential).any(|(k, p)| {
+            *k == CellKind::Goal || (*k == CellKind::Fixed && p.to_f64() < 1.0)
+        })
+    }
+
+    /// Moves the grid by whole cells `(dx, dy)` in world space and carries the potentials with
+    /// it (warm start, digest 004 §3.1): the new cell `(x, y)` takes the old value of
+    /// `(x + dx, y + dy)`, cells that come in from outside take `fill`. Kinds are kept as they
+    /// were: the caller stamps obstacles and goals for the new position afterwards, and border
+    /// cells stay obstacles.
+    pub fn translate_by_cells(&mut self, offset: IVec2, fill: f64) {
+        let (w, h) = (self.width() as i64, self.height() as i64);
+        let old = self.potential.clone();
+        let fill = T::from_f64(fill);
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if self.kinds[i] != CellKind::Free {
+                    continue;
+                }
+                let (sx, sy) = (x + offset.x as i64, y + offset.y as i64);
+                self.potential[i] = if sx >= 0 && sy >= 0 && sx < w && sy < h {
+                    old[(sy * w + sx) as usize]
+                } else {
+                    fill
+                };
+            }
+        }
+        let origin = self.geometry.origin() + offset.as_dvec2() * self.geometry.cell_size();
+        self.geometry = self.geometry.with_origin(origin);
+    }
+
+    /// The largest change a Jacobi update would make to any free cell:
+    /// `max |Σ w_k p_k − p_c|` over free cells. This is the residual every solver in this crate
+    /// stops on (the stencil equation's residual divided by its diagonal, in L∞).
+    pub fn residual(&self, bias: &Bias) -> f64 {
+        let wts = bias.weights();
+        let (w, h) = (self.width(), self.height());
+        let p = &self.potential;
+        let mut worst = 0.0f64;
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if self.kinds[i] != CellKind::Free {
+                    continue;
+                }
+                let update = wts.apply(
+                    p[i + 1].to_f64(),
+                    p[i - 1].to_f64(),
+                    p[i + w].to_f64(),
+                    p[i - w].to_f64(),
+                );
+                worst = worst.max((update - p[i].to_f64()).abs());
+            }
+        }
+        worst
+    }
+
+    /// The descent direction −∇p at cell `(x, y)` by central differences, in potential per cell
+    /// along grid axes (= world axes): `((p_W − p_E)/2, (p_S − p_N)/2)`
+    /// (digest 000 Eq. 3.6 halved, §2.7 with the sign made descending). Neighbours outside the
+    /// grid count as obstacles (p = 1). Returns zero out of bounds.
+    pub fn descent_at_cell(&self, x: usize, y: usize) -> DVec2 {
+        let (w, h) = (self.width(), self.height());
+        if x >= w || y >= h {
+            return DVec2::ZERO;
+        }
+        let at = |xx: i64, yy: i64| -> f64 {
+            if xx < 0 || yy < 0 || xx >= w as i64 || yy >= h as i64 {
+                1.0
+            } else {
+                self.potential[yy as usize * w + xx as usize].to_f64()
+            }
+        };
+        let (x, y) = (x as i64, y as i64);
+        DVec2::new(
+            (at(x - 1, y) - at(x + 1, y)) * 0.5,
+            (at(x, y - 1) - at(x, y + 1)) * 0.5,
+        )
+    }
+
+    /// The descent direction at a world point: the bilinear interpolation of the four
+    /// surrounding cell-centre descents. Units as [`Self::descent_at_cell`]. Zero outside the grid.
+    pub fn descent_at(&self, point: DVec2) -> DVec2 {
+        let g = self.geometry.world_to_grid(point);
+        let max = DVec2::new(self.width() as f64 - 1.0, self.height() as f64 - 1.0);
+        if !(g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5) {
+            return DVec2::ZERO;
+        }
+        let g = g.clamp(DVec2::ZERO, max);
+        let x0 = (g.x.floor() as usize).min(self.width() - 2);
+        let y0 = (g.y.floor() as usize).min(self.height() - 2);
+        let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
+        let d00 = self.descent_at_cell(x0, y0);
+        let d10 = self.descent_at_cell(x0 + 1, y0);
+        let d01 = self.descent_at_cell(x0, y0 + 1);
+        let d11 = self.descent_at_cell(x0 + 1, y0 + 1);
+        d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+    }
+
+    /// The potential at a world point, bilinearly interpolated between cell centres. `None`
+    /// outside the grid.
+    pub fn potential_at(&self, point: DVec2) -> Option<f64> {
+        let g = self.geometry.world_to_grid(point);
+        let max = DVec2::new(self.width() as f64 - 1.0, self.height() as f64 - 1.0);
+        if !(g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5) {
+            return None;
+        }
+        let g = g.clamp(DVec2::ZERO, max);
+        let x0 = (g.x.floor() as usize).min(self.width() - 2);
+        let y0 = (g.y.floor() as usize).min(self.height() - 2);
+        let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
+        let p = |x: usize, y: usize| self.potential[y * self.width() + x].to_f64();
+        let bottom = p(x0, y0) * (1.0 - fx) + p(x0 + 1, y0) * fx;
+        let top = p(x0, y0 + 1) * (1.0 - fx) + p(x0 + 1, y0 + 1) * fx;
+        Some(bottom * (1.0 - fy) + top * fy)
+    }
+
+    /// Whether the descent at cell `(x, y)` is flat: `‖∇p‖ < 1e-8` (digest 000 §2.9).
+    pub fn is_flat_at_cell(&self, x: usize, y: usize) -> bool {
+        self.descent_at_cell(x, y).length() < FLATNESS_THRESHOLD
+    }
+
+    /// Free cells that are interior local minima: value ≤ every 4-neighbour and not all equal
+    /// (digest 000 §8.2 test 4). A converged field with a valid bias has none.
+    pub fn interior_local_minima(&self) -> Vec<(usize, usize)> {
+        let (w, h) = (self.width(), self.height());
+        let p = &self.potential;
+        let mut found = Vec::new();
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if self.kinds[i] != CellKind::Free {
+                    continue;
+                }
+                let c = p[i];
+                let n = [p[i + 1], p[i - 1], p[i + w], p[i - w]];
+                if n.iter().all(|v| c <= *v) && n.iter().any(|v| *v != c) {
+                    found.push((x, y));
+                }
+            }
+        }
+        found
+    }
+
+    /// A copy of this field in another precision.
+    pub fn convert<U: Potential>(&self) -> Field<U> {
+        Field {
+            geometry: self.geometry,
+            kinds: self.kinds.clone(),
+            potential: self.potential.iter().map(|p| U::from_f64(p.to_f64())).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(w: usize, h: usize) -> Field<f64> {
+        Field::new(GridGeometry::new(DVec2::ZERO, 1.0, w, h).unwrap(), 1.0)
+    }
+
+    #[test]
+    fn new_field_has_an_obstacle_border_and_free_interior() {
+        let f = field(5, 4);
+        assert_eq!(f.kind(0, 2), Some(CellKind::Obstacle));
+        assert_eq!(f.kind(4, 1), Some(CellKind::Obstacle));
+        assert_eq!(f.kind(2, 3), Some(CellKind::Obstacle));
+        assert_eq!(f.kind(2, 2), Some(CellKind::Free));
+        assert_eq!(f.kind(5, 0), None);
+    }
+
+    #[test]
+    fn border_cells_cannot_be_freed_and_out_of_bounds_is_an_error() {
+        let mut f = field(5, 5);
+        assert_eq!(f.set_free(0, 2, 0.5), Err(FieldError::FreeBorderCell { x: 0, y: 2 }));
+        assert!(matches!(f.set_goal(9, 9), Err(FieldError::CellOutOfBounds { .. })));
+        assert!(f.set_fixed(2, 2, 1.5).is_err());
+        assert!(f.set_goal(4, 2).is_ok(), "border goals are allowed");
+        assert!(f.has_goal());
+    }
+
+    #[test]
+    fn translating_carries_values_and_moves_the_origin() {
+        let mut f = field(6, 6);
+        let w = 6;
+        for (i, p) in f.potentials_mut().iter_mut().enumerate() {
+            *p = i as f64 / 100.0;
+        }
+        f.translate_by_cells(IVec2::new(1, 0), 0.9);
+        assert_eq!(f.potential(2, 2), Some((2 * w + 3) as f64 / 100.0));
+        assert_eq!(f.potential(4, 2), Some((2 * w + 5) as f64 / 100.0));
+        assert_eq!(f.geometry().origin(), DVec2::new(1.0, 0.0));
+        f.translate_by_cells(IVec2::new(0, -5), 0.9);
+        assert_eq!(f.potential(2, 2), Some(0.9));
+    }
+
+    #[test]
+    fn descent_points_down_a_linear_ramp() {
+        let mut f = field(7, 7);
+        for y in 0..7 {
+            for x in 0..7 {
+                f.potentials_mut()[y * 7 + x] = 0.1 * x as f64;
+            }
+        }
+        let d = f.descent_at_cell(3, 3);
+        assert!((d - DVec2::new(-0.1, 0.0)).length() < 1e-12);
+        let d = f.descent_at(f.geometry().cell_centre(3, 3) + DVec2::new(0.3, 0.2));
+        assert!((d - DVec2::new(-0.1, 0.0)).length() < 1e-12);
+        let p = f.potential_at(f.geometry().cell_centre(3, 3) + DVec2::new(0.5, 0.0));
+        assert!((p.unwrap() - 0.35).abs() < 1e-12);
+        assert_eq!(f.descent_at(DVec2::new(-50.0, 0.0)), DVec2::ZERO);
+    }
+
+    #[test]
+    fn local_minimum_detector_finds_a_planted_pit() {
+        let mut f = field(7, 7);
+        f.potentials_mut()[3 * 7 + 3] = 0.5;
+        assert_eq!(f.interior_local_minima(), vec![(3, 3)]);
+        f.reset_free(1.0);
+        assert!(f.interior_local_minima().is_empty(), "a flat plateau is not a minimum");
+    }
+}

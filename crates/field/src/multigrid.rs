@@ -1,0 +1,587 @@
+//! An O(N) solver for large global maps: Krylov iterations preconditioned by an aggregation
+//! multigrid V-cycle.
+//!
+//! Global maps are relaxed to convergence once, then reused by every agent heading to the same
+//! goal (digest 000 §3.1). Gauss–Seidel needs O(N²) sweeps on an N×N map and SOR O(N) (anchors
+//! §D.3); multigrid needs a number of cycles that grows only slowly with N, each costing a few
+//! sweeps. The equation and boundary conditions are those of [`crate::bias`]; unknowns are the
+//! free cells, fixed cells become the right-hand side:
+//!
+//! ```text
+//! p_c − Σ_k w_k p_k = Σ_{k fixed} w_k p_k        (k ∈ {E, W, N, S}, w_k from Bias::weights)
+//! ```
+//!
+//! # Hierarchy
+//!
+//! Each coarse cell aggregates a 2×2 block of fine cells. Transfers are piecewise constant
+//! (prolongation copies the coarse value to its children; restriction sums the children) and the
+//! coarse operator is the Galerkin product Rᵀ A P. On a 5-point grid that product is again a
+//! 5-point stencil with variable coefficients, so obstacles of any shape are represented exactly:
+//! a one-cell passage stays connected on every level, walls stay walls. Coarsening stops at a
+//! few dozen cells, solved with symmetric Gauss–Seidel sweeps.
+//!
+//! # Iteration
+//!
+//! - Harmonic fields (ε = 0): the operator is symmetric positive definite; a V-cycle with one
+//!   forward Gauss–Seidel pre-sweep and one backward post-sweep is a symmetric preconditioner,
+//!   used in conjugate gradients.
+//! - Biased fields: the operator is not symmetric; the same V-cycle preconditions BiCGStab.
+//!
+//! Stopping uses the same residual as [`crate::relax`]: the largest change a Jacobi update would
+//! make, `max |Σ w_k p_k − p_c|` (the rows above have unit diagonal). The current potentials are
+//! the initial guess, so a solve after a small edit (warm start) takes fewer iterations.
+
+use crate::bias::Bias;
+use crate::field::{CellKind, Field};
+use crate::FieldError;
+
+/// Settings of the multigrid solver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MultigridSolver {
+    /// Gauss–Seidel sweeps before restriction on each level.
+    pub pre_smooth: usize,
+    /// Gauss–Seidel sweeps after prolongation on each level.
+    pub post_smooth: usize,
+    /// Stop after this many Krylov iterations.
+    pub max_iterations: usize,
+    /// Stop coarsening when a level has at most this many unknowns.
+    pub coarsest_unknowns: usize,
+}
+
+impl Default for MultigridSolver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a solve did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolveReport {
+    /// Krylov iterations (one preconditioning V-cycle each; BiCGStab uses two).
+    pub iterations: usize,
+    /// Levels in the hierarchy, the fine grid included.
+    pub levels: usize,
+    /// Final residual (see the module docs).
+    pub residual: f64,
+    /// Whether the residual reached the tolerance.
+    pub converged: bool,
+}
+
+impl MultigridSolver {
+    /// One pre- and one post-sweep, up to 200 iterations.
+    pub fn new() -> Self {
+        Self {
+            pre_smooth: 1,
+            post_smooth: 1,
+            max_iterations: 200,
+            coarsest_unknowns: 32,
+        }
+    }
+
+    /// Solves `field` in place to the given residual. Errors when the field has no goal (every
+    /// free cell would simply tend to 1).
+    pub fn solve(
+        &self,
+        field: &mut Field<f64>,
+        bias: &Bias,
+        tolerance: f64,
+    ) -> Result<SolveReport, FieldError> {
+        if !field.has_goal() {
+            return Err(FieldError::NoGoal);
+        }
+        let hierarchy = Hierarchy::build(field, bias, self.coarsest_unknowns.max(1));
+        let mut state = hierarchy.initial_state(field);
+        let report = if bias.is_harmonic() {
+            self.conjugate_gradients(&hierarchy, &mut state, tolerance)
+        } else {
+            self.bicgstab(&hierarchy, &mut state, tolerance)
+        };
+        let levels = hierarchy.levels.len();
+        let (_, kinds, p) = field.parts_mut();
+        for ((pi, k), xi) in p.iter_mut().zip(kinds).zip(&state.x) {
+            if *k == CellKind::Free {
+                *pi = *xi;
+            }
+        }
+        let residual = field.residual(bias);
+        Ok(SolveReport {
+            iterations: report,
+            levels,
+            residual,
+            converged: residual <= tolerance,
+        })
+    }
+
+    fn conjugate_gradients(&self, h: &Hierarchy, s: &mut State, tolerance: f64) -> usize {
+        let fine = &h.levels[0];
+        let n = fine.len();
+        let mut r = vec![0.0; n];
+        fine.residual(&s.x, &s.b, &mut r);
+        if max_abs(&r) <= tolerance {
+            return 0;
+        }
+        let mut z = vec![0.0; n];
+        let mut scratch = Scratch::new(h);
+        h.v_cycle(self, 0, &r, &mut z, &mut scratch);
+        let mut p = z.clone();
+        let mut q = vec![0.0; n];
+        let mut rz = dot(&r, &z);
+        for iteration in 1..=self.max_iterations {
+            fine.apply(&p, &mut q);
+            let pq = dot(&p, &q);
+            if pq <= 0.0 || !pq.is_finite() {
+                return iteration;
+            }
+            let alpha = rz / pq;
+            axpy(alpha, &p, &mut s.x);
+            axpy(-alpha, &q, &mut r);
+            if iteration % 8 == 0 {
+                // Recompute the true residual now and then against rounding drift.
+                fine.residual(&s.x, &s.b, &mut r);
+            }
+            if max_abs(&r) <= tolerance {
+                fine.residual(&s.x, &s.b, &mut r);
+                if max_abs(&r) <= tolerance {
+                    return iteration;
+                }
+            }
+            h.v_cycle(self, 0, &r, &mut z, &mut scratch);
+            let rz_new = dot(&r, &z);
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for (pi, zi) in p.iter_mut().zip(&z) {
+                *pi = zi + beta * *pi;
+            }
+        }
+        self.max_iterations
+    }
+
+    fn bicgstab(&self, h: &Hierarchy, s: &mut State, tolerance: f64) -> usize {
+        let fine = &h.levels[0];
+        let n = fine.len();
+        let mut r = vec![0.0; n];
+        fine.residual(&s.x, &s.b, &mut r);
+        if max_abs(&r) <= tolerance {
+            return 0;
+        }
+        let r_hat = r.clone();
+        let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
+        let mut v = vec![0.0; n];
+        let mut p = vec![0.0; n];
+        let mut y = vec![0.0; n];
+        let mut z = vec![0.0; n];
+        let mut t = vec![0.0; n];
+        let mut scratch = Scratch::new(h);
+        for iteration in 1..=self.max_iterations {
+            let rho_new = dot(&r_hat, &r);
+            if rho_new == 0.0 || !rho_new.is_finite() || omega == 0.0 {
+                return iteration;
+            }
+            let beta = (rho_new / rho) * (alpha / omega);
+            rho = rho_new;
+            for i in 0..n {
+                p[i] = r[i] + beta * (p[i] - omega * v[i]);
+            }
+            h.v_cycle(self, 0, &p, &mut y, &mut scratch);
+            fine.apply(&y, &mut v);
+            alpha = rho / dot(&r_hat, &v);
+            axpy(alpha, &y, &mut s.x);
+            axpy(-alpha, &v, &mut r);
+            if max_abs(&r) <= tolerance {
+                fine.residual(&s.x, &s.b, &mut r);
+                if max_abs(&r) <= tolerance {
+                    return iteration;
+                }
+            }
+            h.v_cycle(self, 0, &r, &mut z, &mut scratch);
+            fine.apply(&z, &mut t);
+            let tt = dot(&t, &t);
+            omega = if tt > 0.0 { dot(&t, &r) / tt } else { 0.0 };
+            axpy(omega, &z, &mut s.x);
+            axpy(-omega, &t, &mut r);
+            if max_abs(&r) <= tolerance {
+                fine.residual(&s.x, &s.b, &mut r);
+                if max_abs(&r) <= tolerance {
+                    return iteration;
+                }
+            }
+        }
+        self.max_iterations
+    }
+}
+
+/// One level: a 5-point operator with variable coefficients on a `width × height` grid whose
+/// outer ring is inactive (so neighbour indices never leave the arrays).
+#[derive(Debug, Clone)]
+struct Level {
+    width: usize,
+    height: usize,
+    active: Vec<bool>,
+    diag: Vec<f64>,
+    east: Vec<f64>,
+    west: Vec<f64>,
+    north: Vec<f64>,
+    south: Vec<f64>,
+}
+
+impl Level {
+    fn len(&self) -> usize {
+        self.width * self.height
+    }
+
+    fn empty(width: usize, height: usize) -> Self {
+        let n = width * height;
+        Self {
+            width,
+            height,
+            active: vec![false; n],
+            diag: vec![0.0; n],
+            east: vec![0.0; n],
+            west: vec![0.0; n],
+            north: vec![0.0; n],
+            south: vec![0.0; n],
+        }
+    }
+
+    #[inline(always)]
+    fn off_diagonal(&self, x: &[f64], i: usize) -> f64 {
+        let w = self.width;
+        self.east[i] * x[i + 1]
+            + self.west[i] * x[i - 1]
+            + self.north[i] * x[i + w]
+            + self.south[i] * x[i - w]
+    }
+
+    /// out = A x.
+    fn apply(&self, x: &[f64], out: &mut [f64]) {
+        let w = self.width;
+        for y in 1..self.height - 1 {
+            for i in y * w + 1..y * w + w - 1 {
+                out[i] = if self.active[i] {
+                    self.diag[i] * x[i] + self.off_diagonal(x, i)
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+
+    /// out = b − A x.
+    fn residual(&self, x: &[f64], b: &[f64], out: &mut [f64]) {
+        let w = self.width;
+        for y in 1..self.height - 1 {
+            for i in y * w + 1..y * w + w - 1 {
+                out[i] = if self.active[i] {
+                    b[i] - self.diag[i] * x[i] - self.off_diagonal(x, i)
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+
+    fn gauss_seidel_forward(&self, x: &mut [f64], b: &[f64]) {
+        let w = self.width;
+        for y in 1..self.height - 1 {
+            for i in y * w + 1..y * w + w - 1 {
+                if self.active[i] {
+                    x[i] = (b[i] - self.off_diagonal(x, i)) / self.diag[i];
+                }
+            }
+        }
+    }
+
+    fn gauss_seidel_backward(&self, x: &mut [f64], b: &[f64]) {
+        let w = self.width;
+        for y in (1..self.height - 1).rev() {
+            for i in (y * w + 1..y * w + w - 1).rev() {
+                if self.active[i] {
+                    x[i] = (b[i] - self.off_diagonal(x, i)) / self.diag[i];
+                }
+            }
+        }
+    }
+
+    fn unknowns(&self) -> usize {
+        self.active.iter().filter(|a| **a).count()
+    }
+
+    /// The Galerkin coarse level of 2×2 aggregates: fine interior cell (x, y) belongs to coarse
+    /// cell ((x + 1) / 2, (y + 1) / 2).
+    fn coarsen(&self) -> Level {
+        let cw = (self.width - 1) / 2 + 2;
+        let ch = (self.height - 1) / 2 + 2;
+        let mut c = Level::empty(cw, ch);
+        let w = self.width;
+        let parent = |x: usize, y: usize| ((y + 1) / 2) * cw + (x + 1) / 2;
+        for y in 1..self.height - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if !self.active[i] {
+                    continue;
+                }
+                let ci = parent(x, y);
+                c.active[ci] = true;
+                c.diag[ci] += self.diag[i];
+                for (coeff, nx, ny, dir) in [
+                    (self.east[i], x + 1, y, 0),
+                    (self.west[i], x - 1, y, 1),
+                    (self.north[i], x, y + 1, 2),
+                    (self.south[i], x, y - 1, 3),
+                ] {
+                    if coeff == 0.0 {
+                        continue;
+                    }
+                    if parent(nx, ny) == ci {
+                        c.diag[ci] += coeff;
+                    } else {
+                        match dir {
+                            0 => c.east[ci] += coeff,
+                            1 => c.west[ci] += coeff,
+                            2 => c.north[ci] += coeff,
+                            _ => c.south[ci] += coeff,
+                        }
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    /// coarse_b[I] = Σ children r[i].
+    fn restrict(&self, r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
+        coarse_b.iter_mut().for_each(|v| *v = 0.0);
+        let (w, cw) = (self.width, coarse.width);
+        for y in 1..self.height - 1 {
+            let cy = (y + 1) / 2;
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if self.active[i] {
+                    coarse_b[cy * cw + (x + 1) / 2] += r[i];
+                }
+            }
+        }
+    }
+
+    /// x[i] += coarse_x[parent(i)].
+    fn prolong_add(&self, coarse_x: &[f64], coarse: &Level, x: &mut [f64]) {
+        let (w, cw) = (self.width, coarse.width);
+        for y in 1..self.height - 1 {
+            let cy = (y + 1) / 2;
+            for xx in 1..w - 1 {
+                let i = y * w + xx;
+                if self.active[i] {
+                    x[i] += coarse_x[cy * cw + (xx + 1) / 2];
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Hierarchy {
+    levels: Vec<Level>,
+    /// Right-hand side of the fine level from the fixed cells.
+    rhs: Vec<f64>,
+}
+
+struct State {
+    x: Vec<f64>,
+    b: Vec<f64>,
+}
+
+/// Per-level work vectors of the V-cycle.
+struct Scratch {
+    b: Vec<Vec<f64>>,
+    x: Vec<Vec<f64>>,
+    r: Vec<Vec<f64>>,
+}
+
+impl Scratch {
+    fn new(h: &Hierarchy) -> Self {
+        let sizes: Vec<usize> = h.levels.iter().map(Level::len).collect();
+        Self {
+            b: sizes.iter().map(|n| vec![0.0; *n]).collect(),
+            x: sizes.iter().map(|n| vec![0.0; *n]).collect(),
+            r: sizes.iter().map(|n| vec![0.0; *n]).collect(),
+        }
+    }
+}
+
+impl Hierarchy {
+    fn build(field: &Field<f64>, bias: &Bias, coarsest: usize) -> Self {
+        let (w, h) = (field.width(), field.height());
+        let weights = bias.weights();
+        let kinds = field.kinds();
+        let p = field.potentials();
+        let mut fine = Level::empty(w, h);
+        let mut rhs = vec![0.0; w * h];
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if kinds[i] != CellKind::Free {
+                    continue;
+                }
+                fine.active[i] = true;
+                fine.diag[i] = 1.0;
+                for (wk, j, slot) in [
+                    (weights.east, i + 1, 0),
+                    (weights.west, i - 1, 1),
+                    (weights.north, i + w, 2),
+                    (weights.south, i - w, 3),
+                ] {
+                    if kinds[j] == CellKind::Free {
+                        let c = match slot {
+                            0 => &mut fine.east,
+                            1 => &mut fine.west,
+                            2 => &mut fine.north,
+                            _ => &mut fine.south,
+                        };
+                        c[i] = -wk;
+                    } else {
+                        rhs[i] += wk * p[j];
+                    }
+                }
+            }
+        }
+        let mut levels = vec![fine];
+        loop {
+            let last = levels.last().expect("the fine level is always present");
+            if last.unknowns() <= coarsest || last.width <= 4 || last.height <= 4 {
+                break;
+            }
+            let next = last.coarsen();
+            levels.push(next);
+        }
+        Self { levels, rhs }
+    }
+
+    fn initial_state(&self, field: &Field<f64>) -> State {
+        let x = field
+            .potentials()
+            .iter()
+            .zip(field.kinds())
+            .map(|(p, k)| if *k == CellKind::Free { *p } else { 0.0 })
+            .collect();
+        State {
+            x,
+            b: self.rhs.clone(),
+        }
+    }
+
+    /// out ≈ A⁻¹ b on `level`, from a zero guess. A fixed linear operator, symmetric when A is.
+    fn v_cycle(&self, settings: &MultigridSolver, level: usize, b: &[f64], out: &mut [f64], s: &mut Scratch) {
+        let lv = &self.levels[level];
+        out.iter_mut().for_each(|v| *v = 0.0);
+        if level + 1 == self.levels.len() {
+            for _ in 0..8 {
+                lv.gauss_seidel_forward(out, b);
+                lv.gauss_seidel_backward(out, b);
+            }
+            return;
+        }
+        for _ in 0..settings.pre_smooth {
+            lv.gauss_seidel_forward(out, b);
+        }
+        let mut r = std::mem::take(&mut s.r[level]);
+        lv.residual(out, b, &mut r);
+        let coarse = &self.levels[level + 1];
+        let mut cb = std::mem::take(&mut s.b[level + 1]);
+        let mut cx = std::mem::take(&mut s.x[level + 1]);
+        lv.restrict(&r, coarse, &mut cb);
+        self.v_cycle(settings, level + 1, &cb, &mut cx, s);
+        lv.prolong_add(&cx, coarse, out);
+        s.r[level] = r;
+        s.b[level + 1] = cb;
+        s.x[level + 1] = cx;
+        for _ in 0..settings.post_smooth {
+            lv.gauss_seidel_backward(out, b);
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec2;
+
+    use super::*;
+    use crate::grid::GridGeometry;
+    use crate::relax::{relax_until, Relaxation, Tolerance};
+
+    fn maze(n: usize, seed: u64) -> Field<f64> {
+        let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, n, n).unwrap(), 1.0);
+        let mut s = seed;
+        for y in 1..n - 1 {
+            for x in 1..n - 1 {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if (s >> 40) % 100 < 25 {
+                    f.set_obstacle(x, y).unwrap();
+                }
+            }
+        }
+        f.set_goal(n / 2, n / 2).unwrap();
+        f.set_goal(2, 3).unwrap();
+        f
+    }
+
+    fn assert_matches_gauss_seidel(field: Field<f64>, bias: Bias) {
+        let mut mg = field.clone();
+        let report = MultigridSolver::new().solve(&mut mg, &bias, 1e-11).unwrap();
+        assert!(report.converged, "{report:?}");
+        let mut gs = field;
+        let sor = Relaxation::GAUSS_SEIDEL;
+        let relaxed = relax_until(&mut gs, &bias, &sor, &Tolerance::new(1e-13, 1_000_000));
+        assert!(relaxed.converged);
+        let diff = mg
+            .potentials()
+            .iter()
+            .zip(gs.potentials())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(diff < 1e-8, "max difference {diff}");
+    }
+
+    #[test]
+    fn harmonic_solution_matches_relaxation_on_a_maze() {
+        assert_matches_gauss_seidel(maze(41, 7), Bias::HARMONIC);
+    }
+
+    #[test]
+    fn biased_solution_matches_relaxation_on_a_maze() {
+        assert_matches_gauss_seidel(maze(37, 3), Bias::new(1.2, DVec2::new(0.6, -0.8)).unwrap());
+    }
+
+    #[test]
+    fn iterations_stay_nearly_flat_as_the_grid_grows() {
+        let mut counts = Vec::new();
+        for n in [33, 65, 129, 257] {
+            let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, n, n).unwrap(), 1.0);
+            f.set_goal(n - 2, n / 2).unwrap();
+            let r = MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, 1e-6).unwrap();
+            assert!(r.converged);
+            counts.push(r.iterations);
+        }
+        // Gauss–Seidel needs ~4× the sweeps per doubling; multigrid-CG should grow slowly.
+        assert!(counts[3] <= 2 * counts[0] + 6, "{counts:?}");
+    }
+
+    #[test]
+    fn a_field_without_goal_is_rejected() {
+        let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, 9, 9).unwrap(), 1.0);
+        assert_eq!(MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, 1e-6), Err(FieldError::NoGoal));
+    }
+}

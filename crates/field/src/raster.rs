@@ -1,0 +1,5 @@
+//! Raster placeholder.
+/// Coverage.
+pub enum Coverage { Centre }
+/// Shape.
+pub enum Shape { Disc }

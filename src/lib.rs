@@ -1,0 +1,2 @@
+//! crowdfield facade.
+pub use crowdfield_field as field;
