@@ -168,14 +168,7 @@ impl StencilWeights {
 /// seed's own neighbour names: `left` = (i−1, j), `top` = (i, j−1), `right` = (i+1, j),
 /// `bottom` = (i, j+1). No sign flip, no validation: this is the reference the tests compare
 /// [`Bias`] against.
-pub fn printed_update(
-    left: f64,
-    top: f64,
-    right: f64,
-    bottom: f64,
-    epsilon: f64,
-    v: DVec2,
-) -> f64 {
+pub fn printed_update(left: f64, top: f64, right: f64, bottom: f64, epsilon: f64, v: DVec2) -> f64 {
     0.25 * (left + top + right + bottom)
         + epsilon / 8.0 * ((right - left) * v.x + (bottom - top) * v.y)
 }
@@ -210,7 +203,9 @@ mod tests {
     fn weights_match_the_printed_update_for_random_inputs() {
         let mut s = 12345u64;
         let mut next = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
         for _ in 0..1000 {
@@ -225,7 +220,11 @@ mod tests {
 
     #[test]
     fn valid_bias_gives_a_convex_combination() {
-        for &(eps, v) in &[(2.0, DVec2::X), (-2.0, DVec2::new(1.0, -1.0)), (1.2, DVec2::Y)] {
+        for &(eps, v) in &[
+            (2.0, DVec2::X),
+            (-2.0, DVec2::new(1.0, -1.0)),
+            (1.2, DVec2::Y),
+        ] {
             let w = Bias::new(eps, v).unwrap().weights();
             for x in [w.east, w.west, w.north, w.south] {
                 assert!((0.0..=0.5).contains(&x));

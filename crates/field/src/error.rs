@@ -11,9 +11,7 @@ pub enum FieldError {
     /// `|ε|·max(|v_x|, |v_y|)` exceeds 2, so some stencil weight would be negative and the
     /// discrete maximum principle (no interior local minima) would no longer hold
     /// (digest 000 §2.6, digest 004 §2.3).
-    #[error(
-        "bias out of range: |ε|·max|v_i| = {product} > 2 (ε = {epsilon}, v = ({vx}, {vy}))"
-    )]
+    #[error("bias out of range: |ε|·max|v_i| = {product} > 2 (ε = {epsilon}, v = ({vx}, {vy}))")]
     BiasOutOfRange {
         /// The offending ε.
         epsilon: f64,

@@ -11,7 +11,7 @@ use glam::{DVec2, IVec2};
 use crate::bias::Bias;
 use crate::grid::GridGeometry;
 use crate::scalar::Potential;
-use crate::{FieldError, FLATNESS_THRESHOLD};
+use crate::{FLATNESS_THRESHOLD, FieldError};
 
 /// The role of a cell in the boundary value problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -198,9 +198,10 @@ impl<T: Potential> Field<T> {
 
     /// Whether at least one cell is a goal, or fixed below 1.
     pub fn has_goal(&self) -> bool {
-        self.kinds.iter().zip(&self.potential).any(|(k, p)| {
-            *k == CellKind::Goal || (*k == CellKind::Fixed && p.to_f64() < 1.0)
-        })
+        self.kinds
+            .iter()
+            .zip(&self.potential)
+            .any(|(k, p)| *k == CellKind::Goal || (*k == CellKind::Fixed && p.to_f64() < 1.0))
     }
 
     /// Moves the grid by whole cells `(dx, dy)` in world space and carries the potentials with
@@ -348,7 +349,11 @@ impl<T: Potential> Field<T> {
         Field {
             geometry: self.geometry,
             kinds: self.kinds.clone(),
-            potential: self.potential.iter().map(|p| U::from_f64(p.to_f64())).collect(),
+            potential: self
+                .potential
+                .iter()
+                .map(|p| U::from_f64(p.to_f64()))
+                .collect(),
         }
     }
 }
@@ -374,8 +379,14 @@ mod tests {
     #[test]
     fn border_cells_cannot_be_freed_and_out_of_bounds_is_an_error() {
         let mut f = field(5, 5);
-        assert_eq!(f.set_free(0, 2, 0.5), Err(FieldError::FreeBorderCell { x: 0, y: 2 }));
-        assert!(matches!(f.set_goal(9, 9), Err(FieldError::CellOutOfBounds { .. })));
+        assert_eq!(
+            f.set_free(0, 2, 0.5),
+            Err(FieldError::FreeBorderCell { x: 0, y: 2 })
+        );
+        assert!(matches!(
+            f.set_goal(9, 9),
+            Err(FieldError::CellOutOfBounds { .. })
+        ));
         assert!(f.set_fixed(2, 2, 1.5).is_err());
         assert!(f.set_goal(4, 2).is_ok(), "border goals are allowed");
         assert!(f.has_goal());
@@ -419,6 +430,9 @@ mod tests {
         f.potentials_mut()[3 * 7 + 3] = 0.5;
         assert_eq!(f.interior_local_minima(), vec![(3, 3)]);
         f.reset_free(1.0);
-        assert!(f.interior_local_minima().is_empty(), "a flat plateau is not a minimum");
+        assert!(
+            f.interior_local_minima().is_empty(),
+            "a flat plateau is not a minimum"
+        );
     }
 }

@@ -49,8 +49,12 @@ impl GridGeometry {
     /// A grid covering the world rectangle `[min, max]` plus one border ring of cells around it,
     /// so that the closed border of the grid lies outside the rectangle.
     pub fn covering(min: DVec2, max: DVec2, cell_size: f64) -> Result<Self, FieldError> {
-        for (what, v) in [("min.x", min.x), ("min.y", min.y), ("max.x", max.x), ("max.y", max.y)]
-        {
+        for (what, v) in [
+            ("min.x", min.x),
+            ("min.y", min.y),
+            ("max.x", max.x),
+            ("max.y", max.y),
+        ] {
             check_finite(what, v)?;
         }
         if !(cell_size.is_finite() && cell_size > 0.0) {
@@ -120,7 +124,10 @@ impl GridGeometry {
     /// Whether a (possibly negative) cell coordinate lies inside the grid.
     #[inline]
     pub fn contains_cell(&self, cell: IVec2) -> bool {
-        cell.x >= 0 && cell.y >= 0 && (cell.x as usize) < self.width && (cell.y as usize) < self.height
+        cell.x >= 0
+            && cell.y >= 0
+            && (cell.x as usize) < self.width
+            && (cell.y as usize) < self.height
     }
 
     /// Whether a cell lies on the outermost ring (the closed border).
@@ -206,7 +213,10 @@ mod tests {
     fn bad_geometry_is_a_typed_error() {
         assert_eq!(
             GridGeometry::new(DVec2::ZERO, 1.0, 2, 9),
-            Err(FieldError::GridTooSmall { width: 2, height: 9 })
+            Err(FieldError::GridTooSmall {
+                width: 2,
+                height: 9
+            })
         );
         assert!(matches!(
             GridGeometry::new(DVec2::ZERO, 0.0, 9, 9),

@@ -87,12 +87,12 @@ pub mod raster;
 pub mod relax;
 pub mod scalar;
 
-pub use bias::{Bias, StencilWeights, MAX_BIAS};
+pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};
-pub use flatness::{SubgoalStack, FLATNESS_THRESHOLD, SUBGOAL_LEVEL};
+pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalStack};
 pub use grid::GridGeometry;
 pub use multigrid::{MultigridSolver, SolveReport};
-pub use raster::{Coverage, Shape};
-pub use relax::{jacobi_sweep, relax, relax_until, RelaxReport, Relaxation, SweepOrder, Tolerance};
+pub use raster::{Coverage, Shape, rasterise_goal, rasterise_obstacle};
+pub use relax::{RelaxReport, Relaxation, SweepOrder, Tolerance, jacobi_sweep, relax, relax_until};
 pub use scalar::Potential;

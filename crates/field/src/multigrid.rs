@@ -34,9 +34,9 @@
 //! make, `max |Σ w_k p_k − p_c|` (the rows above have unit diagonal). The current potentials are
 //! the initial guess, so a solve after a small edit (warm start) takes fewer iterations.
 
+use crate::FieldError;
 use crate::bias::Bias;
 use crate::field::{CellKind, Field};
-use crate::FieldError;
 
 /// Settings of the multigrid solver.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,10 +102,16 @@ impl MultigridSolver {
         let mut state = hierarchy.initial_state(field);
 
         let report = if bias.is_harmonic() {
-            let cycle = Cycle { settings: self, coarse_scale: self.harmonic_coarse_scale };
+            let cycle = Cycle {
+                settings: self,
+                coarse_scale: self.harmonic_coarse_scale,
+            };
             self.conjugate_gradients(&hierarchy, &cycle, &mut state, tolerance)
         } else {
-            let cycle = Cycle { settings: self, coarse_scale: 1.0 };
+            let cycle = Cycle {
+                settings: self,
+                coarse_scale: 1.0,
+            };
             self.bicgstab(&hierarchy, &cycle, &mut state, tolerance)
         };
         let levels = hierarchy.levels.len();
@@ -124,7 +130,13 @@ impl MultigridSolver {
         })
     }
 
-    fn conjugate_gradients(&self, h: &Hierarchy, cycle: &Cycle, s: &mut State, tolerance: f64) -> usize {
+    fn conjugate_gradients(
+        &self,
+        h: &Hierarchy,
+        cycle: &Cycle,
+        s: &mut State,
+        tolerance: f64,
+    ) -> usize {
         let fine = &h.levels[0];
         let n = fine.len();
         let mut r = vec![0.0; n];
@@ -298,8 +310,7 @@ impl Level {
         for y in 1..self.height - 1 {
             for i in y * w + 1..y * w + w - 1 {
                 out[i] = if self.active[i] {
-                    self.diag[i]
-                        * (x[i] + self.off_diagonal_ens(x, i) + self.west[i] * x[i - 1])
+                    self.diag[i] * (x[i] + self.off_diagonal_ens(x, i) + self.west[i] * x[i - 1])
                 } else {
                     0.0
                 };
@@ -359,13 +370,21 @@ impl Level {
             let south = &x[r - w..r];
             let centre = &x[r..r + w];
             let north = &x[r + w..r + 2 * w];
-            let (ce, cw, cn, cs) = (&self.east[r..r + w], &self.west[r..r + w], &self.north[r..r + w], &self.south[r..r + w]);
+            let (ce, cw, cn, cs) = (
+                &self.east[r..r + w],
+                &self.west[r..r + w],
+                &self.north[r..r + w],
+                &self.south[r..r + w],
+            );
             let inv = &self.inv_diag[r..r + w];
             let bb = &b[r..r + w];
             let out = &mut tmp[r..r + w];
             for i in 1..w - 1 {
                 let target = bb[i] * inv[i]
-                    - (ce[i] * centre[i + 1] + cw[i] * centre[i - 1] + cn[i] * north[i] + cs[i] * south[i]);
+                    - (ce[i] * centre[i + 1]
+                        + cw[i] * centre[i - 1]
+                        + cn[i] * north[i]
+                        + cs[i] * south[i]);
                 out[i] = centre[i] + omega * (target - centre[i]);
             }
         }
@@ -593,14 +612,16 @@ mod tests {
 
     use super::*;
     use crate::grid::GridGeometry;
-    use crate::relax::{relax_until, Relaxation, Tolerance};
+    use crate::relax::{Relaxation, Tolerance, relax_until};
 
     fn maze(n: usize, seed: u64) -> Field<f64> {
         let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, n, n).unwrap(), 1.0);
         let mut s = seed;
         for y in 1..n - 1 {
             for x in 1..n - 1 {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 if (s >> 40) % 100 < 25 {
                     f.set_obstacle(x, y).unwrap();
                 }
@@ -644,7 +665,9 @@ mod tests {
         for n in [33, 65, 129, 257] {
             let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, n, n).unwrap(), 1.0);
             f.set_goal(n - 2, n / 2).unwrap();
-            let r = MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, 1e-6).unwrap();
+            let r = MultigridSolver::new()
+                .solve(&mut f, &Bias::HARMONIC, 1e-6)
+                .unwrap();
             assert!(r.converged);
             counts.push(r.iterations);
         }
@@ -655,6 +678,9 @@ mod tests {
     #[test]
     fn a_field_without_goal_is_rejected() {
         let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, 9, 9).unwrap(), 1.0);
-        assert_eq!(MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, 1e-6), Err(FieldError::NoGoal));
+        assert_eq!(
+            MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, 1e-6),
+            Err(FieldError::NoGoal)
+        );
     }
 }

@@ -1,5 +1,615 @@
-//! Raster placeholder.
-/// Coverage.
-pub enum Coverage { Centre }
-/// Shape.
-pub enum Shape { Disc }
+//! Rasterising shapes into cells, inflated by an agent radius (digest 000 §3.2: "obstacles
+//! should be grown by r", since agents are discs in the workspace and points on the grid).
+//!
+//! Every [`Shape`] is a convex *core* — a point, a segment or a convex polygon — plus a radius:
+//! a disc is a point with its radius, a thick segment or polyline is segments with half their
+//! thickness, boxes and polygons have radius 0. Rasterising with inflation `r` marks the cells
+//! whose [`Coverage`] region lies within `radius + r` of the core.
+//!
+//! [`Coverage::Touch`] (the default) marks every cell whose square comes within that distance,
+//! so a wall thinner than a cell still blocks the 4-neighbour flow. [`Coverage::Centre`] marks
+//! only cells whose centre does, which is tighter but can leak through thin walls.
+
+use glam::DVec2;
+
+use crate::FieldError;
+use crate::field::Field;
+use crate::grid::{GridGeometry, check_finite};
+use crate::scalar::Potential;
+
+/// Which part of a cell must lie inside the inflated shape for the cell to be marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coverage {
+    /// Any point of the cell's square: conservative, never leaks through thin walls.
+    #[default]
+    Touch,
+    /// The cell's centre.
+    Centre,
+}
+
+/// A 2D shape in world coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// A disc.
+    Disc {
+        /// Centre.
+        centre: DVec2,
+        /// Radius (≥ 0).
+        radius: f64,
+    },
+    /// An axis-aligned box.
+    Aabb {
+        /// Lower-left corner.
+        min: DVec2,
+        /// Upper-right corner.
+        max: DVec2,
+    },
+    /// A box rotated by `angle` radians (counter-clockwise) about its centre.
+    RotatedBox {
+        /// Centre.
+        centre: DVec2,
+        /// Half width and half height before rotation (≥ 0).
+        half_extents: DVec2,
+        /// Counter-clockwise rotation in radians.
+        angle: f64,
+    },
+    /// A convex polygon, in either winding.
+    Polygon(Vec<DVec2>),
+    /// A segment with a thickness (its full width).
+    Segment {
+        /// One end.
+        a: DVec2,
+        /// The other end.
+        b: DVec2,
+        /// Full width (≥ 0).
+        thickness: f64,
+    },
+    /// An open polyline with a thickness (its full width).
+    Polyline {
+        /// Vertices in order (at least one).
+        points: Vec<DVec2>,
+        /// Full width (≥ 0).
+        thickness: f64,
+    },
+}
+
+/// A convex core of a shape.
+#[derive(Debug, Clone)]
+enum Core {
+    Point(DVec2),
+    Segment(DVec2, DVec2),
+    /// Counter-clockwise convex polygon with at least 3 vertices.
+    Convex(Vec<DVec2>),
+}
+
+impl Shape {
+    /// Checks that every number is finite, extents are non-negative and polygons are convex.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.cores().map(|_| ())
+    }
+
+    /// The convex cores and the radius around them.
+    fn cores(&self) -> Result<(Vec<Core>, f64), FieldError> {
+        let finite = |p: DVec2| -> Result<DVec2, FieldError> {
+            check_finite("shape x", p.x)?;
+            check_finite("shape y", p.y)?;
+            Ok(p)
+        };
+        let extent = |v: f64| -> Result<f64, FieldError> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(v)
+            } else {
+                Err(FieldError::BadExtent(v))
+            }
+        };
+        Ok(match self {
+            Shape::Disc { centre, radius } => {
+                (vec![Core::Point(finite(*centre)?)], extent(*radius)?)
+            }
+            Shape::Aabb { min, max } => {
+                let (lo, hi) = (finite(min.min(*max))?, finite(max.max(*min))?);
+                let corners = vec![lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)];
+                (vec![convex_core(corners)?], 0.0)
+            }
+            Shape::RotatedBox {
+                centre,
+                half_extents,
+                angle,
+            } => {
+                let c = finite(*centre)?;
+                let (hx, hy) = (extent(half_extents.x)?, extent(half_extents.y)?);
+                check_finite("angle", *angle)?;
+                let rot = DVec2::from_angle(*angle);
+                let corners = [(-hx, -hy), (hx, -hy), (hx, hy), (-hx, hy)]
+                    .map(|(x, y)| c + rot.rotate(DVec2::new(x, y)))
+                    .to_vec();
+                (vec![convex_core(corners)?], 0.0)
+            }
+            Shape::Polygon(points) => {
+                let pts = points
+                    .iter()
+                    .map(|p| finite(*p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (vec![convex_core(pts)?], 0.0)
+            }
+            Shape::Segment { a, b, thickness } => (
+                vec![Core::Segment(finite(*a)?, finite(*b)?)],
+                extent(*thickness)? * 0.5,
+            ),
+            Shape::Polyline { points, thickness } => {
+                let pts = points
+                    .iter()
+                    .map(|p| finite(*p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let cores = match pts.len() {
+                    0 => return Err(FieldError::BadExtent(0.0)),
+                    1 => vec![Core::Point(pts[0])],
+                    _ => pts.windows(2).map(|w| Core::Segment(w[0], w[1])).collect(),
+                };
+                (cores, extent(*thickness)? * 0.5)
+            }
+        })
+    }
+
+    /// Distance from a world point to the shape (0 inside).
+    pub fn distance(&self, point: DVec2) -> Result<f64, FieldError> {
+        let (cores, radius) = self.cores()?;
+        let d = cores
+            .iter()
+            .map(|c| point_core_distance(point, c))
+            .fold(f64::INFINITY, f64::min);
+        Ok((d - radius).max(0.0))
+    }
+
+    /// The cells of `geometry` covered by the shape grown by `inflation` (typically the agent
+    /// radius). Cells outside the grid are skipped.
+    pub fn cells(
+        &self,
+        geometry: &GridGeometry,
+        inflation: f64,
+        coverage: Coverage,
+    ) -> Result<Vec<(usize, usize)>, FieldError> {
+        if !(inflation.is_finite() && inflation >= 0.0) {
+            return Err(FieldError::BadExtent(inflation));
+        }
+        let (cores, radius) = self.cores()?;
+        let reach = radius + inflation;
+        let half = DVec2::splat(geometry.cell_size() * 0.5);
+        let mut out = Vec::new();
+        for core in &cores {
+            let (lo, hi) = core_bounds(core);
+            let lo = geometry.world_to_cell(lo - DVec2::splat(reach) - half);
+            let hi = geometry.world_to_cell(hi + DVec2::splat(reach) + half);
+            let x0 = lo.x.max(0) as usize;
+            let y0 = lo.y.max(0) as usize;
+            let x1 = (hi.x.min(geometry.width() as i32 - 1)).max(-1);
+            let y1 = (hi.y.min(geometry.height() as i32 - 1)).max(-1);
+            if x1 < 0 || y1 < 0 {
+                continue;
+            }
+            for y in y0..=y1 as usize {
+                for x in x0..=x1 as usize {
+                    let c = geometry.cell_centre(x, y);
+                    let d = match coverage {
+                        Coverage::Centre => point_core_distance(c, core),
+                        Coverage::Touch => square_core_distance(c - half, c + half, core),
+                    };
+                    if d <= reach {
+                        out.push((x, y));
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|&(x, y)| (y, x));
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// Marks the cells covered by `shape` (grown by `inflation`) as obstacles. Returns how many
+/// cells it marked. The field is untouched if the shape is invalid.
+pub fn rasterise_obstacle<T: Potential>(
+    field: &mut Field<T>,
+    shape: &Shape,
+    inflation: f64,
+    coverage: Coverage,
+) -> Result<usize, FieldError> {
+    let cells = shape.cells(field.geometry(), inflation, coverage)?;
+    for &(x, y) in &cells {
+        field.set_obstacle(x, y)?;
+    }
+    Ok(cells.len())
+}
+
+/// Marks the cells covered by `shape` as goals (p = 0). Returns how many cells it marked.
+pub fn rasterise_goal<T: Potential>(
+    field: &mut Field<T>,
+    shape: &Shape,
+    coverage: Coverage,
+) -> Result<usize, FieldError> {
+    let cells = shape.cells(field.geometry(), 0.0, coverage)?;
+    for &(x, y) in &cells {
+        field.set_goal(x, y)?;
+    }
+    Ok(cells.len())
+}
+
+fn convex_core(mut pts: Vec<DVec2>) -> Result<Core, FieldError> {
+    pts.dedup_by(|a, b| (*a - *b).length_squared() < 1e-24);
+    while pts.len() > 1 && (pts[0] - pts[pts.len() - 1]).length_squared() < 1e-24 {
+        pts.pop();
+    }
+    match pts.len() {
+        0 => return Err(FieldError::NotConvex),
+        1 => return Ok(Core::Point(pts[0])),
+        2 => return Ok(Core::Segment(pts[0], pts[1])),
+        _ => {}
+    }
+    let n = pts.len();
+    let area: f64 = (0..n).map(|i| pts[i].perp_dot(pts[(i + 1) % n])).sum();
+    if area.abs() < 1e-18 {
+        // Degenerate (collinear): treat as the segment spanning the points.
+        let (a, b) = extreme_pair(&pts);
+        return Ok(Core::Segment(a, b));
+    }
+    if area < 0.0 {
+        pts.reverse();
+    }
+    for i in 0..n {
+        let (a, b, c) = (pts[i], pts[(i + 1) % n], pts[(i + 2) % n]);
+        if (b - a).perp_dot(c - b) < -1e-12 {
+            return Err(FieldError::NotConvex);
+        }
+    }
+    Ok(Core::Convex(pts))
+}
+
+fn extreme_pair(pts: &[DVec2]) -> (DVec2, DVec2) {
+    let mut best = (pts[0], pts[0], 0.0);
+    for a in pts {
+        for b in pts {
+            let d = (*a - *b).length_squared();
+            if d > best.2 {
+                best = (*a, *b, d);
+            }
+        }
+    }
+    (best.0, best.1)
+}
+
+fn core_bounds(core: &Core) -> (DVec2, DVec2) {
+    match core {
+        Core::Point(p) => (*p, *p),
+        Core::Segment(a, b) => (a.min(*b), a.max(*b)),
+        Core::Convex(pts) => pts
+            .iter()
+            .fold((pts[0], pts[0]), |(lo, hi), p| (lo.min(*p), hi.max(*p))),
+    }
+}
+
+fn point_segment_distance(p: DVec2, a: DVec2, b: DVec2) -> f64 {
+    let ab = b - a;
+    let len2 = ab.length_squared();
+    let t = if len2 > 0.0 {
+        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (p - (a + ab * t)).length()
+}
+
+fn point_box_distance(p: DVec2, lo: DVec2, hi: DVec2) -> f64 {
+    (p - p.clamp(lo, hi)).length()
+}
+
+fn point_core_distance(p: DVec2, core: &Core) -> f64 {
+    match core {
+        Core::Point(c) => (p - *c).length(),
+        Core::Segment(a, b) => point_segment_distance(p, *a, *b),
+        Core::Convex(pts) => {
+            let n = pts.len();
+            let inside = (0..n).all(|i| (pts[(i + 1) % n] - pts[i]).perp_dot(p - pts[i]) >= 0.0);
+            if inside {
+                0.0
+            } else {
+                (0..n)
+                    .map(|i| point_segment_distance(p, pts[i], pts[(i + 1) % n]))
+                    .fold(f64::INFINITY, f64::min)
+            }
+        }
+    }
+}
+
+/// Distance between an axis-aligned square `[lo, hi]` and a convex core (0 when they overlap).
+fn square_core_distance(lo: DVec2, hi: DVec2, core: &Core) -> f64 {
+    let corners = [lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)];
+    let (pts, edges): (&[DVec2], usize) = match core {
+        Core::Point(p) => return point_box_distance(*p, lo, hi),
+        Core::Segment(a, b) => {
+            if segment_hits_box(*a, *b, lo, hi) {
+                return 0.0;
+            }
+            return [*a, *b]
+                .iter()
+                .map(|p| point_box_distance(*p, lo, hi))
+                .chain(corners.iter().map(|c| point_segment_distance(*c, *a, *b)))
+                .fold(f64::INFINITY, f64::min);
+        }
+        Core::Convex(pts) => (pts.as_slice(), pts.len()),
+    };
+    if convex_overlaps_box(pts, lo, hi) {
+        return 0.0;
+    }
+    let a = pts.iter().map(|p| point_box_distance(*p, lo, hi));
+    let b = corners.iter().flat_map(|c| {
+        (0..edges).map(move |i| point_segment_distance(*c, pts[i], pts[(i + 1) % edges]))
+    });
+    a.chain(b).fold(f64::INFINITY, f64::min)
+}
+
+/// Separating-axis test between a counter-clockwise convex polygon and a box.
+fn convex_overlaps_box(pts: &[DVec2], lo: DVec2, hi: DVec2) -> bool {
+    let (plo, phi) = pts
+        .iter()
+        .fold((pts[0], pts[0]), |(a, b), p| (a.min(*p), b.max(*p)));
+    if phi.x < lo.x || plo.x > hi.x || phi.y < lo.y || plo.y > hi.y {
+        return false;
+    }
+    let corners = [lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)];
+    let n = pts.len();
+    for i in 0..n {
+        let (a, b) = (pts[i], pts[(i + 1) % n]);
+        // Outward normal side: all box corners strictly outside this edge → separated.
+        if corners.iter().all(|c| (b - a).perp_dot(*c - a) < 0.0) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether segment ab meets the box (slab clipping).
+fn segment_hits_box(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for axis in 0..2 {
+        let (p, dp, l, h) = if axis == 0 {
+            (a.x, d.x, lo.x, hi.x)
+        } else {
+            (a.y, d.y, lo.y, hi.y)
+        };
+        if dp.abs() < 1e-300 {
+            if p < l || p > h {
+                return false;
+            }
+        } else {
+            let (mut ta, mut tb) = ((l - p) / dp, (h - p) / dp);
+            if ta > tb {
+                std::mem::swap(&mut ta, &mut tb);
+            }
+            t0 = t0.max(ta);
+            t1 = t1.min(tb);
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::CellKind;
+
+    fn grid() -> GridGeometry {
+        GridGeometry::new(DVec2::ZERO, 1.0, 20, 20).unwrap()
+    }
+
+    #[test]
+    fn disc_centre_coverage_matches_the_distance_test() {
+        let g = grid();
+        let disc = Shape::Disc {
+            centre: DVec2::new(10.0, 10.0),
+            radius: 3.0,
+        };
+        let cells = disc.cells(&g, 0.0, Coverage::Centre).unwrap();
+        for y in 0..20 {
+            for x in 0..20 {
+                let inside = (g.cell_centre(x, y) - DVec2::new(10.0, 10.0)).length() <= 3.0;
+                assert_eq!(cells.contains(&(x, y)), inside, "({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn inflation_grows_every_shape() {
+        let g = grid();
+        let shapes = [
+            Shape::Disc {
+                centre: DVec2::new(10.0, 10.0),
+                radius: 2.0,
+            },
+            Shape::Aabb {
+                min: DVec2::new(6.0, 7.0),
+                max: DVec2::new(12.0, 9.0),
+            },
+            Shape::RotatedBox {
+                centre: DVec2::new(10.0, 10.0),
+                half_extents: DVec2::new(4.0, 1.0),
+                angle: 0.6,
+            },
+            Shape::Polygon(vec![
+                DVec2::new(5.0, 5.0),
+                DVec2::new(14.0, 6.0),
+                DVec2::new(9.0, 13.0),
+            ]),
+            Shape::Segment {
+                a: DVec2::new(4.0, 4.0),
+                b: DVec2::new(15.0, 12.0),
+                thickness: 0.2,
+            },
+            Shape::Polyline {
+                points: vec![
+                    DVec2::new(3.0, 3.0),
+                    DVec2::new(10.0, 3.5),
+                    DVec2::new(10.0, 15.0),
+                ],
+                thickness: 0.5,
+            },
+        ];
+        for s in &shapes {
+            for cov in [Coverage::Centre, Coverage::Touch] {
+                let small = s.cells(&g, 0.0, cov).unwrap();
+                let big = s.cells(&g, 1.5, cov).unwrap();
+                assert!(small.iter().all(|c| big.contains(c)), "{s:?}");
+                assert!(big.len() > small.len(), "{s:?} {cov:?}");
+                // Every marked centre lies within the inflated distance (plus half a diagonal
+                // for Touch), and every unmarked centre is farther than the inflation.
+                for y in 0..20 {
+                    for x in 0..20 {
+                        let d = s.distance(g.cell_centre(x, y)).unwrap();
+                        let marked = big.contains(&(x, y));
+                        match cov {
+                            Coverage::Centre => assert_eq!(marked, d <= 1.5, "{s:?} ({x},{y}) {d}"),
+                            Coverage::Touch => {
+                                if d <= 1.5 {
+                                    assert!(marked);
+                                }
+                                if marked {
+                                    assert!(d <= 1.5 + 0.5f64.sqrt() + 1e-9);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_thin_diagonal_wall_blocks_four_neighbour_flow_with_touch_coverage() {
+        let g = grid();
+        let wall = Shape::Segment {
+            a: DVec2::new(0.0, 0.3),
+            b: DVec2::new(19.7, 20.0),
+            thickness: 0.05,
+        };
+        let cells = wall.cells(&g, 0.0, Coverage::Touch).unwrap();
+        // Flood fill from below the wall, 4-connected, must not reach above it.
+        let mut blocked = vec![false; 400];
+        for (x, y) in cells {
+            blocked[y * 20 + x] = true;
+        }
+        let mut seen = vec![false; 400];
+        let mut stack = vec![(15usize, 2usize)];
+        while let Some((x, y)) = stack.pop() {
+            let i = y * 20 + x;
+            if seen[i] || blocked[i] {
+                continue;
+            }
+            seen[i] = true;
+            if x > 0 {
+                stack.push((x - 1, y));
+            }
+            if x < 19 {
+                stack.push((x + 1, y));
+            }
+            if y > 0 {
+                stack.push((x, y - 1));
+            }
+            if y < 19 {
+                stack.push((x, y + 1));
+            }
+        }
+        assert!(!seen[18 * 20 + 2], "flow leaked through the wall");
+    }
+
+    #[test]
+    fn rasterising_marks_obstacles_and_goals() {
+        let mut f = Field::<f64>::new(grid(), 1.0);
+        let n = rasterise_obstacle(
+            &mut f,
+            &Shape::Aabb {
+                min: DVec2::new(5.0, 5.0),
+                max: DVec2::new(7.0, 6.0),
+            },
+            0.0,
+            Coverage::Centre,
+        )
+        .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(f.kind(5, 5), Some(CellKind::Obstacle));
+        assert_eq!(f.kind(6, 5), Some(CellKind::Obstacle));
+        rasterise_goal(
+            &mut f,
+            &Shape::Disc {
+                centre: DVec2::new(15.5, 15.5),
+                radius: 0.2,
+            },
+            Coverage::Centre,
+        )
+        .unwrap();
+        assert_eq!(f.kind(15, 15), Some(CellKind::Goal));
+    }
+
+    #[test]
+    fn bad_shapes_are_typed_errors_and_change_nothing() {
+        let mut f = Field::<f64>::new(grid(), 1.0);
+        let before = f.clone();
+        let concave = Shape::Polygon(vec![
+            DVec2::new(2.0, 2.0),
+            DVec2::new(8.0, 2.0),
+            DVec2::new(5.0, 4.0),
+            DVec2::new(8.0, 8.0),
+            DVec2::new(2.0, 8.0),
+        ]);
+        assert_eq!(
+            rasterise_obstacle(&mut f, &concave, 0.0, Coverage::Touch),
+            Err(FieldError::NotConvex)
+        );
+        let nan = Shape::Disc {
+            centre: DVec2::new(f64::NAN, 1.0),
+            radius: 1.0,
+        };
+        assert!(matches!(nan.validate(), Err(FieldError::NonFinite { .. })));
+        let negative = Shape::Segment {
+            a: DVec2::ZERO,
+            b: DVec2::ONE,
+            thickness: -1.0,
+        };
+        assert_eq!(negative.validate(), Err(FieldError::BadExtent(-1.0)));
+        assert!(
+            Shape::Disc {
+                centre: DVec2::ONE,
+                radius: 1.0
+            }
+            .cells(&grid(), f64::NAN, Coverage::Touch)
+            .is_err()
+        );
+        assert_eq!(f, before);
+    }
+
+    #[test]
+    fn clockwise_polygons_and_shapes_off_the_grid_are_handled() {
+        let g = grid();
+        let ccw = Shape::Polygon(vec![
+            DVec2::new(2.0, 2.0),
+            DVec2::new(8.0, 2.0),
+            DVec2::new(8.0, 8.0),
+        ]);
+        let cw = Shape::Polygon(vec![
+            DVec2::new(8.0, 8.0),
+            DVec2::new(8.0, 2.0),
+            DVec2::new(2.0, 2.0),
+        ]);
+        assert_eq!(
+            ccw.cells(&g, 0.3, Coverage::Touch).unwrap(),
+            cw.cells(&g, 0.3, Coverage::Touch).unwrap()
+        );
+        let far = Shape::Disc {
+            centre: DVec2::new(-100.0, -100.0),
+            radius: 2.0,
+        };
+        assert!(far.cells(&g, 1.0, Coverage::Touch).unwrap().is_empty());
+    }
+}

@@ -121,7 +121,12 @@ pub struct RelaxReport {
 }
 
 /// Runs `sweeps` sweeps in place.
-pub fn relax<T: Potential>(field: &mut Field<T>, bias: &Bias, relaxation: &Relaxation, sweeps: usize) {
+pub fn relax<T: Potential>(
+    field: &mut Field<T>,
+    bias: &Bias,
+    relaxation: &Relaxation,
+    sweeps: usize,
+) {
     let weights = bias.weights();
     for s in 0..sweeps {
         sweep(field, &weights, relaxation, s);
@@ -154,7 +159,12 @@ pub fn relax_until<T: Potential>(
 }
 
 /// One sweep; `index` is the sweep's number (selects the direction of alternating sweeps).
-fn sweep<T: Potential>(field: &mut Field<T>, weights: &StencilWeights, relaxation: &Relaxation, index: usize) {
+fn sweep<T: Potential>(
+    field: &mut Field<T>,
+    weights: &StencilWeights,
+    relaxation: &Relaxation,
+    index: usize,
+) {
     let omega = relaxation.omega.clamp(1e-3, 1.999);
     let (geometry, kinds, p) = field.parts_mut();
     let (w, h) = (geometry.width(), geometry.height());
@@ -204,7 +214,14 @@ fn blend<T: Potential>(old: T, new: T, omega: f64) -> T {
     }
 }
 
-fn sweep_forward<T: Potential>(p: &mut [T], kinds: &[CellKind], w: usize, h: usize, wt: &Weights<T>, omega: f64) {
+fn sweep_forward<T: Potential>(
+    p: &mut [T],
+    kinds: &[CellKind],
+    w: usize,
+    h: usize,
+    wt: &Weights<T>,
+    omega: f64,
+) {
     if omega == 1.0 {
         for y in 1..h - 1 {
             for i in y * w + 1..y * w + w - 1 {
@@ -224,7 +241,14 @@ fn sweep_forward<T: Potential>(p: &mut [T], kinds: &[CellKind], w: usize, h: usi
     }
 }
 
-fn sweep_backward<T: Potential>(p: &mut [T], kinds: &[CellKind], w: usize, h: usize, wt: &Weights<T>, omega: f64) {
+fn sweep_backward<T: Potential>(
+    p: &mut [T],
+    kinds: &[CellKind],
+    w: usize,
+    h: usize,
+    wt: &Weights<T>,
+    omega: f64,
+) {
     for y in (1..h - 1).rev() {
         for i in (y * w + 1..y * w + w - 1).rev() {
             if kinds[i] == CellKind::Free {
@@ -274,7 +298,11 @@ pub fn jacobi_sweep<T: Potential>(field: &mut Field<T>, bias: &Bias, scratch: &m
                 + wt.west * centre[x - 1]
                 + wt.north * north[x]
                 + wt.south * south[x];
-            out[x] = if kind[x] == CellKind::Free { s } else { centre[x] };
+            out[x] = if kind[x] == CellKind::Free {
+                s
+            } else {
+                centre[x]
+            };
         }
     }
     p.copy_from_slice(scratch);
@@ -297,7 +325,15 @@ mod tests {
     fn every_order_converges_to_the_same_field() {
         let tol = Tolerance::new(1e-12, 100_000);
         let mut reference = room(15);
-        assert!(relax_until(&mut reference, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol).converged);
+        assert!(
+            relax_until(
+                &mut reference,
+                &Bias::HARMONIC,
+                &Relaxation::GAUSS_SEIDEL,
+                &tol
+            )
+            .converged
+        );
         for r in [
             Relaxation::RED_BLACK,
             Relaxation::sor_for_size(15),
@@ -307,7 +343,10 @@ mod tests {
             },
         ] {
             let mut f = room(15);
-            assert!(relax_until(&mut f, &Bias::HARMONIC, &r, &tol).converged, "{r:?}");
+            assert!(
+                relax_until(&mut f, &Bias::HARMONIC, &r, &tol).converged,
+                "{r:?}"
+            );
             let diff = f
                 .potentials()
                 .iter()
@@ -327,10 +366,25 @@ mod tests {
     #[test]
     fn sor_converges_in_fewer_sweeps_than_gauss_seidel() {
         let tol = Tolerance::new(1e-8, 100_000);
-        let gs = relax_until(&mut room(32), &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol);
-        let sor = relax_until(&mut room(32), &Bias::HARMONIC, &Relaxation::sor_for_size(32), &tol);
+        let gs = relax_until(
+            &mut room(32),
+            &Bias::HARMONIC,
+            &Relaxation::GAUSS_SEIDEL,
+            &tol,
+        );
+        let sor = relax_until(
+            &mut room(32),
+            &Bias::HARMONIC,
+            &Relaxation::sor_for_size(32),
+            &tol,
+        );
         assert!(gs.converged && sor.converged);
-        assert!(sor.sweeps * 4 < gs.sweeps, "SOR {} vs GS {}", sor.sweeps, gs.sweeps);
+        assert!(
+            sor.sweeps * 4 < gs.sweeps,
+            "SOR {} vs GS {}",
+            sor.sweeps,
+            gs.sweeps
+        );
     }
 
     #[test]
@@ -338,7 +392,12 @@ mod tests {
         let mut f = room(9);
         f.set_fixed(3, 3, 0.7).unwrap();
         f.set_obstacle(5, 5).unwrap();
-        relax(&mut f, &Bias::new(1.5, DVec2::new(1.0, 0.3)).unwrap(), &Relaxation::RED_BLACK, 50);
+        relax(
+            &mut f,
+            &Bias::new(1.5, DVec2::new(1.0, 0.3)).unwrap(),
+            &Relaxation::RED_BLACK,
+            50,
+        );
         assert_eq!(f.potential(3, 3), Some(0.7));
         assert_eq!(f.potential(5, 5), Some(1.0));
         assert_eq!(f.potential(8, 4), Some(0.0));
@@ -346,7 +405,12 @@ mod tests {
 
     #[test]
     fn a_sweep_cap_stops_relaxation() {
-        let r = relax_until(&mut room(40), &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &Tolerance::new(1e-12, 7));
+        let r = relax_until(
+            &mut room(40),
+            &Bias::HARMONIC,
+            &Relaxation::GAUSS_SEIDEL,
+            &Tolerance::new(1e-12, 7),
+        );
         assert_eq!(r.sweeps, 7);
         assert!(!r.converged);
     }

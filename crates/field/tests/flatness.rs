@@ -1,0 +1,88 @@
+//! Flatness recovery (digest 000 §2.9 and §8.2 test 6): a room reached only through a long
+//! one-cell passage is flat in the converged f64 field; an agent there reaches the goal by
+//! stacking sub-goals, and the stack is empty on arrival.
+
+use crowdfield_field::{Bias, CellKind, Field, GridGeometry, MultigridSolver, SubgoalStack};
+use glam::DVec2;
+
+/// 90×21 cells of 1 m: a goal room (x < 20), a one-cell passage along row 10 (x in 20..70),
+/// and a far room (x ≥ 70).
+fn passage_map() -> Field<f64> {
+    let (w, h) = (90, 21);
+    let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, w, h).unwrap(), 1.0);
+    for x in 20..70 {
+        for y in 1..h - 1 {
+            if y != 10 {
+                f.set_obstacle(x, y).unwrap();
+            }
+        }
+    }
+    f.set_goal(4, 10).unwrap();
+    f
+}
+
+#[test]
+fn far_room_behind_a_long_passage_is_flat() {
+    let mut f = passage_map();
+    let r = MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    assert!(r.residual < 1e-13, "{r:?}");
+    assert!(f.is_flat_at_cell(80, 10));
+    assert!(f.descent_at(f.geometry().cell_centre(80, 10)).length() < 1e-8);
+    // Near the goal it is not.
+    assert!(!f.is_flat_at_cell(10, 10));
+}
+
+#[test]
+fn agent_in_the_flat_room_reaches_the_goal_with_sub_goals() {
+    let mut f = passage_map();
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let g = *f.geometry();
+    let mut stack = SubgoalStack::new();
+    let mut pos = g.cell_centre(80, 12);
+    let mut deepest = 0;
+    let mut arrived = false;
+    for _ in 0..2_000 {
+        let cell = g.world_to_cell(pos);
+        if f.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal) {
+            arrived = true;
+            break;
+        }
+        let d = stack.descent(&f, pos).unwrap();
+        deepest = deepest.max(stack.len());
+        assert!(d.length() > 0.0, "no usable gradient at {pos}");
+        pos += d.normalize() * 0.5;
+        let c = g.world_to_cell(pos);
+        assert_ne!(
+            f.kind(c.x as usize, c.y as usize),
+            Some(CellKind::Obstacle),
+            "walked into a wall at {pos}"
+        );
+    }
+    println!("deepest sub-goal stack: {deepest}");
+    assert!(arrived, "stuck at {pos} with {} sub-goals", stack.len());
+    assert!(
+        deepest >= 2,
+        "recovery should have needed several sub-goals, used {deepest}"
+    );
+    assert!(
+        stack.is_empty(),
+        "stack not empty on arrival: {:?}",
+        stack.goal_counts()
+    );
+}
+
+#[test]
+fn a_region_with_no_route_gets_no_direction() {
+    let mut f = passage_map();
+    f.set_obstacle(45, 10).unwrap(); // close the passage
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let mut stack = SubgoalStack::new();
+    let d = stack.descent(&f, f.geometry().cell_centre(80, 10)).unwrap();
+    assert_eq!(d, DVec2::ZERO);
+}
