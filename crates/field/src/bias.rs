@@ -29,7 +29,7 @@
 //! # Sign convention (world space)
 //!
 //! The printed update pulls the low-potential valley, and so the agent's path, towards **−v**
-//! (digest 000 §2.8 [CHECK]; digest 004 §10: ε = −1, v = (1, 0) bends towards +x). The seeds'
+//! (digest 000 §2.8 \[CHECK\]; digest 004 §10: ε = −1, v = (1, 0) bends towards +x). The seeds'
 //! text says the opposite: v pointing at a wall makes the agent walk by that wall. crowdfield
 //! keeps the text's meaning, in world space:
 //!
@@ -50,7 +50,7 @@ pub const MAX_BIAS: f64 = 2.0;
 /// A behaviour vector v and its strength ε, in world space (see the module docs for the sign).
 ///
 /// ε is measured per cell (h = 1): the same (v, ε) bends paths more, in world units, on a grid
-/// with more cells across (digest 000 §2.6 [DERIVED]).
+/// with more cells across (digest 000 §2.6 \[DERIVED\]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bias {
     epsilon: f64,

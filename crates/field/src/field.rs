@@ -105,6 +105,12 @@ impl<T: Potential> Field<T> {
         (&self.geometry, &self.kinds, &mut self.potential)
     }
 
+    /// Exchanges the potential buffer with `other` (same length), for two-array sweeps.
+    pub(crate) fn swap_potentials(&mut self, other: &mut Vec<T>) {
+        debug_assert_eq!(other.len(), self.potential.len());
+        std::mem::swap(&mut self.potential, other);
+    }
+
     /// The kind of cell `(x, y)`; `None` when out of bounds.
     pub fn kind(&self, x: usize, y: usize) -> Option<CellKind> {
         (x < self.width() && y < self.height()).then(|| self.kinds[self.geometry.index(x, y)])

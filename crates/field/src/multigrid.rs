@@ -30,7 +30,7 @@
 //!   gradients.
 //! - Biased fields: the operator is not symmetric; the same V-cycle preconditions BiCGStab.
 //!
-//! Stopping uses the same residual as [`crate::relax`]: the largest change a Jacobi update would
+//! Stopping uses the same residual as [`crate::relax`](mod@crate::relax): the largest change a Jacobi update would
 //! make, `max |Σ w_k p_k − p_c|` (the rows above have unit diagonal). The current potentials are
 //! the initial guess, so a solve after a small edit (warm start) takes fewer iterations.
 
@@ -399,21 +399,21 @@ impl Level {
     }
 
     /// The Galerkin coarse level of 2×2 aggregates: fine interior cell (x, y) belongs to coarse
-    /// cell ((x + 1) / 2, (y + 1) / 2). Works on unscaled rows (coefficient × diagonal).
+    /// cell (⌈x/2⌉, ⌈y/2⌉). Works on unscaled rows (coefficient × diagonal).
     fn coarsen(&self) -> Level {
         let cw = (self.width - 1) / 2 + 2;
         let ch = (self.height - 1) / 2 + 2;
         let mut c = Level::empty(cw, ch);
         let w = self.width;
         for y in 1..self.height - 1 {
-            let cy = (y + 1) / 2;
+            let cy = y.div_ceil(2);
             for x in 1..w - 1 {
                 let i = y * w + x;
                 if !self.active[i] {
                     continue;
                 }
                 let d = self.diag[i];
-                let ci = cy * cw + (x + 1) / 2;
+                let ci = cy * cw + x.div_ceil(2);
                 c.active[ci] = true;
                 c.diag[ci] += d;
                 // East crosses into the next aggregate from the even column, west from the odd
@@ -443,11 +443,11 @@ impl Level {
         coarse_b.iter_mut().for_each(|v| *v = 0.0);
         let (w, cw) = (self.width, coarse.width);
         for y in 1..self.height - 1 {
-            let cy = (y + 1) / 2;
+            let cy = y.div_ceil(2);
             for x in 1..w - 1 {
                 let i = y * w + x;
                 if self.active[i] {
-                    coarse_b[cy * cw + (x + 1) / 2] += r[i];
+                    coarse_b[cy * cw + x.div_ceil(2)] += r[i];
                 }
             }
         }
@@ -457,11 +457,11 @@ impl Level {
     fn prolong_add(&self, coarse_x: &[f64], coarse: &Level, scale: f64, x: &mut [f64]) {
         let (w, cw) = (self.width, coarse.width);
         for y in 1..self.height - 1 {
-            let cy = (y + 1) / 2;
+            let cy = y.div_ceil(2);
             for xx in 1..w - 1 {
                 let i = y * w + xx;
                 if self.active[i] {
-                    x[i] += scale * coarse_x[cy * cw + (xx + 1) / 2];
+                    x[i] += scale * coarse_x[cy * cw + xx.div_ceil(2)];
                 }
             }
         }

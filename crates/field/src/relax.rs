@@ -278,14 +278,25 @@ fn sweep_colour<T: Potential>(
     }
 }
 
-/// One Jacobi sweep: every free cell from the old values, written into `scratch`, which is then
-/// swapped with the field's potentials. `scratch` is resized as needed and may be reused.
+/// One Jacobi sweep: every free cell from the old values, written into `scratch`, which then
+/// becomes the field's potential buffer (the old buffer is handed back in `scratch`). Reuse the
+/// same `scratch` across sweeps to avoid allocation.
 pub fn jacobi_sweep<T: Potential>(field: &mut Field<T>, bias: &Bias, scratch: &mut Vec<T>) {
     let wt = Weights::<T>::new(&bias.weights());
     let (geometry, kinds, p) = field.parts_mut();
     let (w, h) = (geometry.width(), geometry.height());
-    scratch.clear();
-    scratch.extend_from_slice(p);
+    if scratch.len() != p.len() {
+        scratch.clear();
+        scratch.extend_from_slice(p);
+    } else {
+        // The border ring is fixed and never written below.
+        scratch[..w].copy_from_slice(&p[..w]);
+        scratch[(h - 1) * w..].copy_from_slice(&p[(h - 1) * w..]);
+        for y in 1..h - 1 {
+            scratch[y * w] = p[y * w];
+            scratch[y * w + w - 1] = p[y * w + w - 1];
+        }
+    }
     for y in 1..h - 1 {
         let row = y * w;
         let south = &p[row - w..row];
@@ -305,7 +316,7 @@ pub fn jacobi_sweep<T: Potential>(field: &mut Field<T>, bias: &Bias, scratch: &m
             };
         }
     }
-    p.copy_from_slice(scratch);
+    field.swap_potentials(scratch);
 }
 
 #[cfg(test)]
