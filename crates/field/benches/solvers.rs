@@ -33,7 +33,7 @@ fn solvers(c: &mut Criterion) {
             b.iter_batched(
                 fresh,
                 |mut f| {
-                    let r = relax_until(&mut f, &Bias::HARMONIC, &relaxation, &tol);
+                    let r = relax_until(&mut f, &Bias::HARMONIC, &relaxation, &tol).unwrap();
                     assert!(r.converged);
                     black_box(f)
                 },

@@ -151,19 +151,23 @@ impl MultigridSolver {
         let mut q = vec![0.0; n];
         let mut rz = dot(&r, &z);
         for iteration in 1..=self.max_iterations {
-            fine.apply(&p, &mut q);
-            let pq = dot(&p, &q);
+            let pq = fine.apply_dot(&p, &mut q);
             if pq <= 0.0 || !pq.is_finite() {
                 return iteration;
             }
             let alpha = rz / pq;
-            axpy(alpha, &p, &mut s.x);
-            axpy(-alpha, &q, &mut r);
+            let mut worst = 0.0f64;
+            for (((xi, ri), pi), qi) in s.x.iter_mut().zip(r.iter_mut()).zip(&p).zip(&q) {
+                *xi += alpha * pi;
+                *ri -= alpha * qi;
+                worst = worst.max(ri.abs());
+            }
             if iteration % 8 == 0 {
                 // Recompute the true residual now and then against rounding drift.
                 fine.residual(&s.x, &s.b, &mut r);
+                worst = max_abs(&r);
             }
-            if max_abs(&r) <= tolerance {
+            if worst <= tolerance {
                 fine.residual(&s.x, &s.b, &mut r);
                 if max_abs(&r) <= tolerance {
                     return iteration;
@@ -244,17 +248,22 @@ struct Cycle<'a> {
 /// Laplacian.
 const JACOBI_DAMPING: f64 = 0.8;
 
-/// One level: a 5-point operator with variable coefficients on a `width × height` grid whose
-/// outer ring is inactive (so neighbour indices never leave the arrays).
+/// One level: a 5-point operator on a `width × height` grid whose outer ring is inactive (so
+/// neighbour indices never leave the arrays). Unknown vectors are kept at zero on inactive cells.
 ///
-/// Rows are stored scaled by their diagonal: `diag[i]·(x_i + Σ_k c_k[i]·x_k)`, so that a
-/// Gauss–Seidel update is `x_i = b_i / diag_i − Σ_k c_k x_k` with no division, and the only
-/// loop-carried dependency (the west neighbour) is a single fused multiply-add.
+/// The fine level is *uniform*: every row is `x_i − Σ_k w_k x_k` with the bias's constant
+/// weights, because couplings to fixed cells vanish on their own (those cells hold 0 in every
+/// unknown vector). It stores only a 0/1 mask, so its sweeps stream three arrays instead of
+/// eight. Coarse levels store variable coefficients, with rows scaled by their diagonal:
+/// `diag_i·(x_i + Σ_k c_k[i]·x_k)`, so a Gauss–Seidel update needs no division and its only
+/// loop-carried dependency is one multiply-add.
 #[derive(Debug, Clone)]
 struct Level {
     width: usize,
     height: usize,
     active: Vec<bool>,
+    /// Fine level only: the negated weights (east, west, north, south) and the active mask.
+    uniform: Option<([f64; 4], Vec<f64>)>,
     diag: Vec<f64>,
     inv_diag: Vec<f64>,
     east: Vec<f64>,
@@ -274,12 +283,54 @@ impl Level {
             width,
             height,
             active: vec![false; n],
+            uniform: None,
             diag: vec![0.0; n],
             inv_diag: vec![0.0; n],
             east: vec![0.0; n],
             west: vec![0.0; n],
             north: vec![0.0; n],
             south: vec![0.0; n],
+        }
+    }
+
+    /// The fine level for stencil weights `weights` over the free cells `active`.
+    fn uniform(width: usize, height: usize, active: Vec<bool>, weights: [f64; 4]) -> Self {
+        let mask = active.iter().map(|a| if *a { 1.0 } else { 0.0 }).collect();
+        Self {
+            width,
+            height,
+            active,
+            uniform: Some((weights.map(|w| -w), mask)),
+            diag: Vec::new(),
+            inv_diag: Vec::new(),
+            east: Vec::new(),
+            west: Vec::new(),
+            north: Vec::new(),
+            south: Vec::new(),
+        }
+    }
+
+    /// Diagonal-scaled coefficient of row `i` towards direction `dir` (0 E, 1 W, 2 N, 3 S), and
+    /// the row's diagonal. For slow paths (coarsening, the coarsest solve).
+    #[inline]
+    fn row(&self, i: usize) -> (f64, [f64; 4]) {
+        match &self.uniform {
+            Some((u, mask)) => {
+                let w = self.width;
+                (
+                    1.0,
+                    [
+                        u[0] * mask[i + 1],
+                        u[1] * mask[i - 1],
+                        u[2] * mask[i + w],
+                        u[3] * mask[i - w],
+                    ],
+                )
+            }
+            None => (
+                self.diag[i],
+                [self.east[i], self.west[i], self.north[i], self.south[i]],
+            ),
         }
     }
 
@@ -297,100 +348,150 @@ impl Level {
         }
     }
 
-    /// Σ_k c_k x_k without the west term.
+    /// Σ_k c_k x_k over a row's neighbours, variable levels only.
     #[inline(always)]
-    fn off_diagonal_ens(&self, x: &[f64], i: usize) -> f64 {
+    fn off_diagonal(&self, x: &[f64], i: usize) -> f64 {
         let w = self.width;
-        self.east[i] * x[i + 1] + self.north[i] * x[i + w] + self.south[i] * x[i - w]
+        self.east[i] * x[i + 1]
+            + self.west[i] * x[i - 1]
+            + self.north[i] * x[i + w]
+            + self.south[i] * x[i - w]
+    }
+
+    /// Calls `f(y, i, (A x)_i / diag_i, diag_i)` for every interior cell of row `y` (0 for
+    /// inactive cells).
+    #[inline(always)]
+    fn for_each_row(&self, x: &[f64], mut f: impl FnMut(usize, usize, f64, f64)) {
+        let w = self.width;
+        match &self.uniform {
+            Some((u, mask)) => {
+                for y in 1..self.height - 1 {
+                    for i in y * w + 1..y * w + w - 1 {
+                        let ax = x[i]
+                            + u[0] * x[i + 1]
+                            + u[1] * x[i - 1]
+                            + u[2] * x[i + w]
+                            + u[3] * x[i - w];
+                        f(y, i, mask[i] * ax, mask[i]);
+                    }
+                }
+            }
+            None => {
+                for y in 1..self.height - 1 {
+                    for i in y * w + 1..y * w + w - 1 {
+                        let ax = x[i] + self.off_diagonal(x, i);
+                        f(y, i, ax, self.diag[i]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// out = A x; returns x·out.
+    fn apply_dot(&self, x: &[f64], out: &mut [f64]) -> f64 {
+        let mut dot = 0.0;
+        self.for_each_row(x, |_, i, ax, d| {
+            out[i] = d * ax;
+            dot += x[i] * out[i];
+        });
+        dot
     }
 
     /// out = A x.
     fn apply(&self, x: &[f64], out: &mut [f64]) {
-        let w = self.width;
-        for y in 1..self.height - 1 {
-            for i in y * w + 1..y * w + w - 1 {
-                out[i] = if self.active[i] {
-                    self.diag[i] * (x[i] + self.off_diagonal_ens(x, i) + self.west[i] * x[i - 1])
-                } else {
-                    0.0
-                };
-            }
-        }
+        self.for_each_row(x, |_, i, ax, d| out[i] = d * ax);
     }
 
     /// out = b − A x.
     fn residual(&self, x: &[f64], b: &[f64], out: &mut [f64]) {
-        let w = self.width;
-        for y in 1..self.height - 1 {
-            for i in y * w + 1..y * w + w - 1 {
-                out[i] = if self.active[i] {
-                    b[i] - self.diag[i]
-                        * (x[i] + self.off_diagonal_ens(x, i) + self.west[i] * x[i - 1])
-                } else {
-                    0.0
-                };
-            }
-        }
+        self.for_each_row(x, |_, i, ax, d| out[i] = b[i] - d * ax);
     }
 
-    fn gauss_seidel_forward(&self, x: &mut [f64], b: &[f64]) {
-        let w = self.width;
-        for y in 1..self.height - 1 {
-            for i in y * w + 1..y * w + w - 1 {
-                if self.active[i] {
-                    let t = b[i] * self.inv_diag[i] - self.off_diagonal_ens(x, i);
-                    x[i] = t - self.west[i] * x[i - 1];
-                }
-            }
-        }
+    /// coarse_b[parent(i)] = Σ children (b − A x)_i, without storing the residual.
+    fn residual_restrict(&self, x: &[f64], b: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
+        coarse_b.iter_mut().for_each(|v| *v = 0.0);
+        let (w, cw) = (self.width, coarse.width);
+        self.for_each_row(x, |y, i, ax, d| {
+            let xx = i - y * w;
+            coarse_b[y.div_ceil(2) * cw + xx.div_ceil(2)] += b[i] - d * ax;
+        });
     }
 
-    fn gauss_seidel_backward(&self, x: &mut [f64], b: &[f64]) {
-        let w = self.width;
-        for y in (1..self.height - 1).rev() {
-            for i in (y * w + 1..y * w + w - 1).rev() {
-                if self.active[i] {
-                    // Going backwards the east neighbour is the fresh one.
-                    let t = b[i] * self.inv_diag[i]
-                        - (self.west[i] * x[i - 1]
-                            + self.north[i] * x[i + w]
-                            + self.south[i] * x[i - w]);
-                    x[i] = t - self.east[i] * x[i + 1];
-                }
-            }
-        }
-    }
-
-    /// Damped Jacobi: x ← (1 − ω) x + ω (b / diag − Σ_k c_k x_k), through `tmp`. Branchless
-    /// (inactive cells have zero coefficients and stay 0), so it vectorises.
-    fn jacobi(&self, x: &mut [f64], b: &[f64], tmp: &mut [f64], omega: f64) {
+    /// One damped-Jacobi sweep from `x` into `out`: x ← x + ω (b / diag − x − Σ_k c_k x_k).
+    /// Branchless (inactive cells stay 0), so it vectorises.
+    fn jacobi_into(&self, x: &[f64], b: &[f64], out: &mut [f64], omega: f64) {
         let w = self.width;
         for y in 1..self.height - 1 {
             let r = y * w;
             let south = &x[r - w..r];
             let centre = &x[r..r + w];
             let north = &x[r + w..r + 2 * w];
-            let (ce, cw, cn, cs) = (
-                &self.east[r..r + w],
-                &self.west[r..r + w],
-                &self.north[r..r + w],
-                &self.south[r..r + w],
-            );
-            let inv = &self.inv_diag[r..r + w];
             let bb = &b[r..r + w];
-            let out = &mut tmp[r..r + w];
-            for i in 1..w - 1 {
-                let target = bb[i] * inv[i]
-                    - (ce[i] * centre[i + 1]
-                        + cw[i] * centre[i - 1]
-                        + cn[i] * north[i]
-                        + cs[i] * south[i]);
-                out[i] = centre[i] + omega * (target - centre[i]);
+            let o = &mut out[r..r + w];
+            match &self.uniform {
+                Some((u, mask)) => {
+                    let m = &mask[r..r + w];
+                    for i in 1..w - 1 {
+                        let ax = centre[i]
+                            + u[0] * centre[i + 1]
+                            + u[1] * centre[i - 1]
+                            + u[2] * north[i]
+                            + u[3] * south[i];
+                        o[i] = m[i] * (centre[i] + omega * (bb[i] - ax));
+                    }
+                }
+                None => {
+                    let (ce, cw, cn, cs) = (
+                        &self.east[r..r + w],
+                        &self.west[r..r + w],
+                        &self.north[r..r + w],
+                        &self.south[r..r + w],
+                    );
+                    let inv = &self.inv_diag[r..r + w];
+                    for i in 1..w - 1 {
+                        let ax = centre[i]
+                            + ce[i] * centre[i + 1]
+                            + cw[i] * centre[i - 1]
+                            + cn[i] * north[i]
+                            + cs[i] * south[i];
+                        o[i] = centre[i] + omega * (bb[i] * inv[i] - ax);
+                    }
+                }
             }
         }
+    }
+
+    /// `sweeps` damped-Jacobi sweeps on `x`, ping-ponging through `tmp`.
+    fn smooth(&self, x: &mut [f64], b: &[f64], tmp: &mut [f64], sweeps: usize) {
+        for _ in 0..sweeps / 2 {
+            self.jacobi_into(x, b, tmp, JACOBI_DAMPING);
+            self.jacobi_into(tmp, b, x, JACOBI_DAMPING);
+        }
+        if sweeps % 2 == 1 {
+            self.jacobi_into(x, b, tmp, JACOBI_DAMPING);
+            x.copy_from_slice(tmp);
+        }
+    }
+
+    /// Symmetric Gauss–Seidel (forward then backward), for the coarsest level.
+    fn symmetric_gauss_seidel(&self, x: &mut [f64], b: &[f64]) {
+        let w = self.width;
+        let update = |x: &mut [f64], i: usize| {
+            if self.active[i] {
+                let (d, c) = self.row(i);
+                x[i] = b[i] / d
+                    - (c[0] * x[i + 1] + c[1] * x[i - 1] + c[2] * x[i + w] + c[3] * x[i - w]);
+            }
+        };
         for y in 1..self.height - 1 {
-            let r = y * w;
-            x[r + 1..r + w - 1].copy_from_slice(&tmp[r + 1..r + w - 1]);
+            for i in y * w + 1..y * w + w - 1 {
+                update(x, i);
+            }
+        }
+        for y in (1..self.height - 1).rev() {
+            for i in (y * w + 1..y * w + w - 1).rev() {
+                update(x, i);
+            }
         }
     }
 
@@ -399,7 +500,7 @@ impl Level {
     }
 
     /// The Galerkin coarse level of 2×2 aggregates: fine interior cell (x, y) belongs to coarse
-    /// cell (⌈x/2⌉, ⌈y/2⌉). Works on unscaled rows (coefficient × diagonal).
+    /// cell (⌈x/2⌉, ⌈y/2⌉).
     fn coarsen(&self) -> Level {
         let cw = (self.width - 1) / 2 + 2;
         let ch = (self.height - 1) / 2 + 2;
@@ -412,45 +513,30 @@ impl Level {
                 if !self.active[i] {
                     continue;
                 }
-                let d = self.diag[i];
+                let (d, [east, west, north, south]) = self.row(i);
                 let ci = cy * cw + x.div_ceil(2);
                 c.active[ci] = true;
                 c.diag[ci] += d;
                 // East crosses into the next aggregate from the even column, west from the odd
                 // one; likewise north from even rows and south from odd rows.
                 if x % 2 == 0 {
-                    c.east[ci] += d * self.east[i];
-                    c.diag[ci] += d * self.west[i];
+                    c.east[ci] += d * east;
+                    c.diag[ci] += d * west;
                 } else {
-                    c.west[ci] += d * self.west[i];
-                    c.diag[ci] += d * self.east[i];
+                    c.west[ci] += d * west;
+                    c.diag[ci] += d * east;
                 }
                 if y % 2 == 0 {
-                    c.north[ci] += d * self.north[i];
-                    c.diag[ci] += d * self.south[i];
+                    c.north[ci] += d * north;
+                    c.diag[ci] += d * south;
                 } else {
-                    c.south[ci] += d * self.south[i];
-                    c.diag[ci] += d * self.north[i];
+                    c.south[ci] += d * south;
+                    c.diag[ci] += d * north;
                 }
             }
         }
         c.scale_rows();
         c
-    }
-
-    /// coarse_b[I] = Σ children r[i].
-    fn restrict(&self, r: &[f64], coarse: &Level, coarse_b: &mut [f64]) {
-        coarse_b.iter_mut().for_each(|v| *v = 0.0);
-        let (w, cw) = (self.width, coarse.width);
-        for y in 1..self.height - 1 {
-            let cy = y.div_ceil(2);
-            for x in 1..w - 1 {
-                let i = y * w + x;
-                if self.active[i] {
-                    coarse_b[cy * cw + x.div_ceil(2)] += r[i];
-                }
-            }
-        }
     }
 
     /// x[i] += scale · coarse_x[parent(i)].
@@ -504,37 +590,32 @@ impl Hierarchy {
         let weights = bias.weights();
         let kinds = field.kinds();
         let p = field.potentials();
-        let mut fine = Level::empty(w, h);
+        let active: Vec<bool> = kinds.iter().map(|k| *k == CellKind::Free).collect();
         let mut rhs = vec![0.0; w * h];
         for y in 1..h - 1 {
             for x in 1..w - 1 {
                 let i = y * w + x;
-                if kinds[i] != CellKind::Free {
+                if !active[i] {
                     continue;
                 }
-                fine.active[i] = true;
-                fine.diag[i] = 1.0;
-                fine.inv_diag[i] = 1.0;
-                for (wk, j, slot) in [
-                    (weights.east, i + 1, 0),
-                    (weights.west, i - 1, 1),
-                    (weights.north, i + w, 2),
-                    (weights.south, i - w, 3),
+                for (wk, j) in [
+                    (weights.east, i + 1),
+                    (weights.west, i - 1),
+                    (weights.north, i + w),
+                    (weights.south, i - w),
                 ] {
-                    if kinds[j] == CellKind::Free {
-                        let c = match slot {
-                            0 => &mut fine.east,
-                            1 => &mut fine.west,
-                            2 => &mut fine.north,
-                            _ => &mut fine.south,
-                        };
-                        c[i] = -wk;
-                    } else {
+                    if !active[j] {
                         rhs[i] += wk * p[j];
                     }
                 }
             }
         }
+        let fine = Level::uniform(
+            w,
+            h,
+            active,
+            [weights.east, weights.west, weights.north, weights.south],
+        );
         let mut levels = vec![fine];
         loop {
             let last = levels.last().expect("the fine level is always present");
@@ -567,28 +648,22 @@ impl Hierarchy {
         out.iter_mut().for_each(|v| *v = 0.0);
         if level + 1 == self.levels.len() {
             for _ in 0..8 {
-                lv.gauss_seidel_forward(out, b);
-                lv.gauss_seidel_backward(out, b);
+                lv.symmetric_gauss_seidel(out, b);
             }
             return;
         }
-        let mut r = std::mem::take(&mut s.r[level]);
-        for _ in 0..settings.pre_smooth {
-            lv.jacobi(out, b, &mut r, JACOBI_DAMPING);
-        }
-        lv.residual(out, b, &mut r);
+        let mut tmp = std::mem::take(&mut s.r[level]);
+        lv.smooth(out, b, &mut tmp, settings.pre_smooth);
         let coarse = &self.levels[level + 1];
         let mut cb = std::mem::take(&mut s.b[level + 1]);
         let mut cx = std::mem::take(&mut s.x[level + 1]);
-        lv.restrict(&r, coarse, &mut cb);
+        lv.residual_restrict(out, b, coarse, &mut cb);
         self.v_cycle(cycle, level + 1, &cb, &mut cx, s);
         lv.prolong_add(&cx, coarse, cycle.coarse_scale, out);
-        s.r[level] = r;
+        lv.smooth(out, b, &mut tmp, settings.post_smooth);
+        s.r[level] = tmp;
         s.b[level + 1] = cb;
         s.x[level + 1] = cx;
-        for _ in 0..settings.post_smooth {
-            lv.jacobi(out, b, &mut s.r[level], JACOBI_DAMPING);
-        }
     }
 }
 
@@ -638,7 +713,7 @@ mod tests {
         assert!(report.converged, "{report:?}");
         let mut gs = field;
         let sor = Relaxation::GAUSS_SEIDEL;
-        let relaxed = relax_until(&mut gs, &bias, &sor, &Tolerance::new(1e-13, 1_000_000));
+        let relaxed = relax_until(&mut gs, &bias, &sor, &Tolerance::new(1e-13, 1_000_000)).unwrap();
         assert!(relaxed.converged);
         let diff = mg
             .potentials()

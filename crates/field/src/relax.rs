@@ -27,6 +27,7 @@
 //! Stopping: [`relax_until`] stops when [`Field::residual`] (the largest change a Jacobi update
 //! would make) falls to the tolerance, or at a sweep cap.
 
+use crate::FieldError;
 use crate::bias::{Bias, StencilWeights};
 use crate::field::{CellKind, Field};
 use crate::scalar::Potential;
@@ -120,7 +121,9 @@ pub struct RelaxReport {
     pub converged: bool,
 }
 
-/// Runs `sweeps` sweeps in place.
+/// Runs `sweeps` sweeps in place (the partial relaxation of a planner step). Cheap and
+/// infallible; a field without a goal simply tends to 1 (check [`Field::has_goal`] when the
+/// goal may be missing).
 pub fn relax<T: Potential>(
     field: &mut Field<T>,
     bias: &Bias,
@@ -134,12 +137,18 @@ pub fn relax<T: Potential>(
 }
 
 /// Sweeps until the residual reaches `tolerance.residual` or `tolerance.max_sweeps` sweeps ran.
+///
+/// Errors with [`FieldError::NoGoal`] when the field has no goal: relaxing it would only drive
+/// every free cell towards 1.
 pub fn relax_until<T: Potential>(
     field: &mut Field<T>,
     bias: &Bias,
     relaxation: &Relaxation,
     tolerance: &Tolerance,
-) -> RelaxReport {
+) -> Result<RelaxReport, FieldError> {
+    if !field.has_goal() {
+        return Err(FieldError::NoGoal);
+    }
     let weights = bias.weights();
     let check_every = tolerance.check_every.max(1);
     let mut residual = field.residual(bias);
@@ -151,11 +160,11 @@ pub fn relax_until<T: Potential>(
             residual = field.residual(bias);
         }
     }
-    RelaxReport {
+    Ok(RelaxReport {
         sweeps,
         residual,
         converged: residual <= tolerance.residual,
-    }
+    })
 }
 
 /// One sweep; `index` is the sweep's number (selects the direction of alternating sweeps).
@@ -343,6 +352,7 @@ mod tests {
                 &Relaxation::GAUSS_SEIDEL,
                 &tol
             )
+            .unwrap()
             .converged
         );
         for r in [
@@ -355,7 +365,9 @@ mod tests {
         ] {
             let mut f = room(15);
             assert!(
-                relax_until(&mut f, &Bias::HARMONIC, &r, &tol).converged,
+                relax_until(&mut f, &Bias::HARMONIC, &r, &tol)
+                    .unwrap()
+                    .converged,
                 "{r:?}"
             );
             let diff = f
@@ -382,13 +394,15 @@ mod tests {
             &Bias::HARMONIC,
             &Relaxation::GAUSS_SEIDEL,
             &tol,
-        );
+        )
+        .unwrap();
         let sor = relax_until(
             &mut room(32),
             &Bias::HARMONIC,
             &Relaxation::sor_for_size(32),
             &tol,
-        );
+        )
+        .unwrap();
         assert!(gs.converged && sor.converged);
         assert!(
             sor.sweeps * 4 < gs.sweeps,
@@ -415,13 +429,26 @@ mod tests {
     }
 
     #[test]
+    fn relaxing_to_a_tolerance_needs_a_goal() {
+        let mut f = Field::<f64>::new(GridGeometry::new(DVec2::ZERO, 1.0, 9, 9).unwrap(), 0.5);
+        let r = relax_until(
+            &mut f,
+            &Bias::HARMONIC,
+            &Relaxation::GAUSS_SEIDEL,
+            &Tolerance::new(1e-6, 10),
+        );
+        assert_eq!(r, Err(FieldError::NoGoal));
+    }
+
+    #[test]
     fn a_sweep_cap_stops_relaxation() {
         let r = relax_until(
             &mut room(40),
             &Bias::HARMONIC,
             &Relaxation::GAUSS_SEIDEL,
             &Tolerance::new(1e-12, 7),
-        );
+        )
+        .unwrap();
         assert_eq!(r.sweeps, 7);
         assert!(!r.converged);
     }

@@ -25,7 +25,8 @@ fn converged(bias: Bias) -> Field<f64> {
         &bias,
         &Relaxation::GAUSS_SEIDEL,
         &Tolerance::new(1e-15, 200_000),
-    );
+    )
+    .unwrap();
     assert!(r.converged, "{r:?}");
     f
 }
@@ -198,15 +199,17 @@ fn stamp(f: &mut Field<f64>, shift: i32) {
 fn warm_start_after_a_one_cell_step_saves_at_least_a_fifth_of_the_sweeps() {
     let tol = Tolerance::new(1e-3, 10_000);
     let mut f = local_map(0);
-    let first = relax_until(&mut f, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol);
+    let first = relax_until(&mut f, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol).unwrap();
     // The agent steps one cell along +y: carry the potentials, rebuild the stamps.
     let mut warm = Field::new(*f.geometry(), 0.9);
     warm.potentials_mut().copy_from_slice(f.potentials());
     warm.translate_by_cells(IVec2::new(0, 1), 0.9);
     stamp(&mut warm, 1);
-    let warm_report = relax_until(&mut warm, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol);
+    let warm_report =
+        relax_until(&mut warm, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol).unwrap();
     let mut cold = local_map(1);
-    let cold_report = relax_until(&mut cold, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol);
+    let cold_report =
+        relax_until(&mut cold, &Bias::HARMONIC, &Relaxation::GAUSS_SEIDEL, &tol).unwrap();
     assert!(first.converged && warm_report.converged && cold_report.converged);
     let saving = 1.0 - warm_report.sweeps as f64 / cold_report.sweeps as f64;
     println!(
@@ -238,6 +241,7 @@ fn initial_value_point_nine_beats_one_half() {
                 &Relaxation::GAUSS_SEIDEL,
                 &Tolerance::new(1e-3, 100_000),
             )
+            .unwrap()
             .sweeps
         };
         let (high, half) = (sweeps(0.9), sweeps(0.5));
