@@ -1,0 +1,659 @@
+//! The crowd world: global maps, agents, and one planner step for all of them
+//! (seed 000 §3.5, seed 001 A2 and A4).
+//!
+//! # One step
+//!
+//! 1. **Snapshot** every agent's position (a double buffer, digest 001 G20), and index them in a
+//!    spatial hash.
+//! 2. **Plan**, per agent, from the snapshot only: global descent at the agent (with sub-goals
+//!    against flat regions) → behaviour slot → (v, ε) → re-centre the local map (warm start) →
+//!    stamp static obstacles and neighbours → project the intermediate goal → relax → local
+//!    descent → heading rule and speed law → a proposed displacement.
+//! 3. **Commit**, in agent-id order: a collision guard shortens each displacement so the agent
+//!    stays at least the sum of radii from every agent's committed position and its radius from
+//!    every static shape. The seeds rely on the speed law alone (seed 000 §4.4 says rule C does
+//!    not guarantee it); the guard makes "no overlap" an invariant.
+//! 4. **Goals**: an agent within its arrival radius of its goal (or standing on a goal cell)
+//!    takes the next goal, or stops or is removed after the last.
+//!
+//! Planning reads only the snapshot and the agent's own state, and the commit order is fixed, so
+//! results do not depend on how planning is scheduled.
+
+use glam::DVec2;
+
+use crowdfield_field::{
+    raster, Bias, CellKind, Coverage, Field, GridGeometry, MultigridSolver, Shape, SubgoalStack,
+};
+
+use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
+use crate::local_map::{LocalMap, LocalMapSettings};
+use crate::motion::{decide, HeadingRule, SpeedLaw};
+use crate::SteerError;
+
+/// World-wide settings of a crowd.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CrowdSettings {
+    /// Lower-left corner of the walkable world.
+    pub min: DVec2,
+    /// Upper-right corner of the walkable world.
+    pub max: DVec2,
+    /// Cell size of the global maps.
+    pub global_cell_size: f64,
+    /// Radius static obstacles are grown by in the global maps (the typical agent radius).
+    pub global_inflation: f64,
+    /// Residual the global maps are solved to.
+    pub global_tolerance: f64,
+    /// Planner steps without progress before an agent is reported stuck.
+    pub stuck_after: u32,
+}
+
+impl Default for CrowdSettings {
+    fn default() -> Self {
+        Self {
+            min: DVec2::ZERO,
+            max: DVec2::splat(50.0),
+            global_cell_size: 0.5,
+            global_inflation: 0.25,
+            global_tolerance: 1e-10,
+            stuck_after: 60,
+        }
+    }
+}
+
+/// Identifies a goal (and its global map).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GoalId(pub u32);
+
+/// Identifies an agent. Ids are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(pub u32);
+
+/// What an agent does after its last goal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArrivalAction {
+    /// Stay, in state [`AgentState::Arrived`], still an obstacle for others.
+    #[default]
+    Stop,
+    /// Leave the crowd.
+    Despawn,
+}
+
+/// Where an agent stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentState {
+    /// Walking towards its goal.
+    Moving,
+    /// Planned a stop this step (speed law gave 0, or the collision guard held it).
+    Waiting,
+    /// Reached its last goal and stopped.
+    Arrived,
+    /// No progress for `stuck_after` steps; still trying.
+    Stuck,
+    /// No route from its region to its goal.
+    Unreachable,
+}
+
+/// Everything that defines one agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentParams {
+    /// Start position.
+    pub position: DVec2,
+    /// Disc radius.
+    pub radius: f64,
+    /// Longest step per planner step (world units, at most one local cell).
+    pub max_step: f64,
+    /// Goals in order.
+    pub goals: Vec<GoalId>,
+    /// Distance to a goal's centre that counts as reached (also reached on any goal cell).
+    pub arrival_radius: f64,
+    /// What to do after the last goal.
+    pub on_arrival: ArrivalAction,
+    /// Behaviour slots for (v, ε).
+    pub behaviour: BehaviourSlots,
+    /// Heading rule (default rule C, m_a = 4).
+    pub heading: HeadingRule,
+    /// Speed law (default the Fa table).
+    pub speed: SpeedLaw,
+    /// Local map.
+    pub local_map: LocalMapSettings,
+    /// Seed of the agent's own random stream.
+    pub seed: u64,
+}
+
+impl Default for AgentParams {
+    fn default() -> Self {
+        Self {
+            position: DVec2::ZERO,
+            radius: 0.25,
+            max_step: 0.35,
+            goals: Vec::new(),
+            arrival_radius: 0.5,
+            on_arrival: ArrivalAction::Stop,
+            behaviour: BehaviourSlots::default(),
+            heading: HeadingRule::default(),
+            speed: SpeedLaw::default(),
+            local_map: LocalMapSettings::default(),
+            seed: 0,
+        }
+    }
+}
+
+/// A goal: its region and its converged harmonic global map.
+#[derive(Debug, Clone)]
+pub struct Goal {
+    shape: Shape,
+    centre: DVec2,
+    map: Field<f64>,
+}
+
+impl Goal {
+    /// The goal region.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The harmonic global map towards this goal.
+    pub fn map(&self) -> &Field<f64> {
+        &self.map
+    }
+}
+
+/// One agent's live state.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    params: AgentParams,
+    position: DVec2,
+    heading: DVec2,
+    state: AgentState,
+    goal_index: usize,
+    local: LocalMap,
+    behaviour_state: BehaviourState,
+    subgoals: SubgoalStack,
+    bias: Bias,
+    speed_factor: f64,
+    stalled: u32,
+    progress_mark: DVec2,
+}
+
+impl Agent {
+    /// Current position.
+    pub fn position(&self) -> DVec2 {
+        self.position
+    }
+    /// Current unit heading (zero before the first step).
+    pub fn heading(&self) -> DVec2 {
+        self.heading
+    }
+    /// Current state.
+    pub fn state(&self) -> AgentState {
+        self.state
+    }
+    /// Parameters it was spawned with (goals, behaviour…).
+    pub fn params(&self) -> &AgentParams {
+        &self.params
+    }
+    /// The bias used in the last step.
+    pub fn bias(&self) -> Bias {
+        self.bias
+    }
+    /// The speed factor of the last step (0 = stopped by the speed law).
+    pub fn speed_factor(&self) -> f64 {
+        self.speed_factor
+    }
+    /// Index into `params.goals` of the current goal.
+    pub fn goal_index(&self) -> usize {
+        self.goal_index
+    }
+    /// The local map as of the last step.
+    pub fn local_map(&self) -> &LocalMap {
+        &self.local
+    }
+    /// Sub-goals currently stacked against flat regions.
+    pub fn subgoal_depth(&self) -> usize {
+        self.subgoals.len()
+    }
+}
+
+/// What happened in one step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepReport {
+    /// Agents that reached their last goal.
+    pub arrived: Vec<AgentId>,
+    /// Agents that reached an intermediate goal and took the next.
+    pub advanced: Vec<AgentId>,
+    /// Agents removed after arriving.
+    pub removed: Vec<AgentId>,
+    /// Agents that became stuck this step.
+    pub stuck: Vec<AgentId>,
+    /// Agents found to have no route this step.
+    pub unreachable: Vec<AgentId>,
+    /// Agents whose flat field was recovered with sub-goals this step.
+    pub recovered: Vec<AgentId>,
+}
+
+/// The crowd.
+#[derive(Debug, Clone)]
+pub struct Crowd {
+    settings: CrowdSettings,
+    geometry: GridGeometry,
+    statics: Vec<Shape>,
+    goals: Vec<Goal>,
+    agents: Vec<Option<Agent>>,
+    step: u64,
+}
+
+struct Plan {
+    displacement: DVec2,
+    heading: DVec2,
+    speed_factor: f64,
+    bias: Bias,
+    unreachable: bool,
+    recovered: bool,
+}
+
+impl Crowd {
+    /// An empty world with static obstacles `statics` (validated).
+    pub fn new(settings: CrowdSettings, statics: Vec<Shape>) -> Result<Self, SteerError> {
+        let geometry = GridGeometry::covering(settings.min, settings.max, settings.global_cell_size)?;
+        for s in &statics {
+            s.validate()?;
+        }
+        if !(settings.global_inflation.is_finite() && settings.global_inflation >= 0.0) {
+            return Err(crowdfield_field::FieldError::BadExtent(settings.global_inflation).into());
+        }
+        Ok(Self { settings, geometry, statics, goals: Vec::new(), agents: Vec::new(), step: 0 })
+    }
+
+    /// Settings.
+    pub fn settings(&self) -> &CrowdSettings {
+        &self.settings
+    }
+
+    /// Static obstacles.
+    pub fn statics(&self) -> &[Shape] {
+        &self.statics
+    }
+
+    /// Planner steps taken.
+    pub fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    /// Adds a goal region and solves its global map (harmonic, static obstacles only).
+    pub fn add_goal(&mut self, shape: Shape) -> Result<GoalId, SteerError> {
+        shape.validate()?;
+        let mut map = Field::<f64>::new(self.geometry, 1.0);
+        for s in &self.statics {
+            raster::rasterise_obstacle(&mut map, s, self.settings.global_inflation, Coverage::Touch)?;
+        }
+        let cells = shape.cells(&self.geometry, 0.0, Coverage::Touch)?;
+        let mut any = false;
+        for (x, y) in cells {
+            if map.kind(x, y) == Some(CellKind::Free) {
+                map.set_goal(x, y)?;
+                any = true;
+            }
+        }
+        if !any {
+            return Err(SteerError::GoalBlocked);
+        }
+        MultigridSolver::new().solve(&mut map, &Bias::HARMONIC, self.settings.global_tolerance)?;
+        let centre = shape_centre(&shape);
+        self.goals.push(Goal { shape, centre, map });
+        Ok(GoalId(self.goals.len() as u32 - 1))
+    }
+
+    /// A goal by id.
+    pub fn goal(&self, id: GoalId) -> Option<&Goal> {
+        self.goals.get(id.0 as usize)
+    }
+
+    /// Adds an agent after validating everything about it.
+    pub fn spawn(&mut self, params: AgentParams) -> Result<AgentId, SteerError> {
+        let p = params.position;
+        for (what, v) in [("position.x", p.x), ("position.y", p.y), ("radius", params.radius), ("max step", params.max_step), ("arrival radius", params.arrival_radius)] {
+            if !v.is_finite() {
+                return Err(crowdfield_field::FieldError::NonFinite { what, value: v }.into());
+            }
+        }
+        if params.radius <= 0.0 || params.max_step < 0.0 || params.arrival_radius < 0.0 {
+            return Err(crowdfield_field::FieldError::BadExtent(params.radius.min(params.max_step)).into());
+        }
+        if p.x < self.settings.min.x || p.y < self.settings.min.y || p.x > self.settings.max.x || p.y > self.settings.max.y {
+            return Err(SteerError::OutOfBounds { x: p.x, y: p.y });
+        }
+        params.local_map.validate()?;
+        params.behaviour.validate()?;
+        if params.max_step > params.local_map.cell_size {
+            return Err(SteerError::StepTooLong { max_step: params.max_step, cell_size: params.local_map.cell_size });
+        }
+        for g in &params.goals {
+            if self.goal(*g).is_none() {
+                return Err(SteerError::UnknownGoal(g.0));
+            }
+        }
+        if self.statics.iter().any(|s| s.distance(p).map_or(true, |d| d < params.radius)) {
+            return Err(SteerError::InsideObstacle { x: p.x, y: p.y });
+        }
+        for (i, other) in self.agents.iter().enumerate() {
+            if let Some(o) = other {
+                if (o.position - p).length() < o.params.radius + params.radius {
+                    return Err(SteerError::OverlapsAgent { x: p.x, y: p.y, other: i as u32 });
+                }
+            }
+        }
+        let local = LocalMap::new(params.local_map, p)?;
+        let state = if params.goals.is_empty() { AgentState::Arrived } else { AgentState::Moving };
+        let agent = Agent {
+            behaviour_state: BehaviourState::seeded(params.seed),
+            position: p,
+            heading: DVec2::ZERO,
+            state,
+            goal_index: 0,
+            local,
+            subgoals: SubgoalStack::new(),
+            bias: Bias::HARMONIC,
+            speed_factor: 0.0,
+            stalled: 0,
+            progress_mark: p,
+            params,
+        };
+        self.agents.push(Some(agent));
+        Ok(AgentId(self.agents.len() as u32 - 1))
+    }
+
+    /// An agent by id (`None` once removed).
+    pub fn agent(&self, id: AgentId) -> Option<&Agent> {
+        self.agents.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// Live agents with their ids, in id order.
+    pub fn agents(&self) -> impl Iterator<Item = (AgentId, &Agent)> {
+        self.agents.iter().enumerate().filter_map(|(i, a)| a.as_ref().map(|a| (AgentId(i as u32), a)))
+    }
+
+    /// Replaces an agent's behaviour slots at run time.
+    pub fn set_behaviour(&mut self, id: AgentId, slots: BehaviourSlots) -> Result<(), SteerError> {
+        slots.validate()?;
+        let agent = self.agents.get_mut(id.0 as usize).and_then(Option::as_mut).ok_or(SteerError::UnknownAgent(id.0))?;
+        agent.params.behaviour = slots;
+        Ok(())
+    }
+
+    /// Removes an agent.
+    pub fn remove(&mut self, id: AgentId) -> Result<(), SteerError> {
+        let slot = self.agents.get_mut(id.0 as usize).ok_or(SteerError::UnknownAgent(id.0))?;
+        slot.take().map(|_| ()).ok_or(SteerError::UnknownAgent(id.0))
+    }
+
+    /// One planner step for every agent.
+    pub fn step(&mut self) -> StepReport {
+        let snapshot: Vec<Option<(DVec2, f64)>> =
+            self.agents.iter().map(|a| a.as_ref().map(|a| (a.position, a.params.radius))).collect();
+        let hash = SpatialHash::build(&snapshot, self.max_reach());
+        let mut plans: Vec<Option<Plan>> = Vec::with_capacity(self.agents.len());
+        for i in 0..self.agents.len() {
+            let plan = match &self.agents[i] {
+                Some(a) if matches!(a.state, AgentState::Moving | AgentState::Waiting | AgentState::Stuck | AgentState::Unreachable) => {
+                    let mut agent = self.agents[i].take().expect("checked above");
+                    let plan = self.plan(i, &mut agent, &snapshot, &hash);
+                    self.agents[i] = Some(agent);
+                    Some(plan)
+                }
+                _ => None,
+            };
+            plans.push(plan);
+        }
+        let mut report = StepReport::default();
+        let mut committed: Vec<Option<(DVec2, f64)>> = snapshot.clone();
+        for (i, plan) in plans.into_iter().enumerate() {
+            let Some(plan) = plan else { continue };
+            let id = AgentId(i as u32);
+            let agent = self.agents[i].as_mut().expect("planned agents exist");
+            let start = agent.position;
+            let moved = guard_step(start, plan.displacement, agent.params.radius, i, &committed, &hash, &self.statics);
+            agent.position = start + moved;
+            committed[i] = Some((agent.position, agent.params.radius));
+            agent.heading = plan.heading;
+            agent.speed_factor = plan.speed_factor;
+            agent.bias = plan.bias;
+            if plan.recovered {
+                report.recovered.push(id);
+            }
+            if plan.unreachable {
+                if agent.state != AgentState::Unreachable {
+                    report.unreachable.push(id);
+                }
+                agent.state = AgentState::Unreachable;
+                continue;
+            }
+            let before = agent.state;
+            agent.state = if moved.length() < 1e-9 { AgentState::Waiting } else { AgentState::Moving };
+            // Progress: a net displacement of at least one local cell per `stuck_after` steps.
+            if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
+                agent.progress_mark = agent.position;
+                agent.stalled = 0;
+            } else {
+                agent.stalled += 1;
+                if agent.stalled >= self.settings.stuck_after {
+                    if before != AgentState::Stuck {
+                        report.stuck.push(id);
+                    }
+                    agent.state = AgentState::Stuck;
+                }
+            }
+            // Goals.
+            let goal_id = agent.params.goals[agent.goal_index];
+            let goal = &self.goals[goal_id.0 as usize];
+            let cell = goal.map.geometry().world_to_cell(agent.position);
+            let on_goal = goal.map.geometry().contains_cell(cell)
+                && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
+            let near = goal.shape.distance(agent.position).is_ok_and(|d| d <= agent.params.arrival_radius)
+                || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
+            if on_goal || near {
+                agent.subgoals.clear();
+                agent.stalled = 0;
+                if agent.goal_index + 1 < agent.params.goals.len() {
+                    agent.goal_index += 1;
+                    agent.state = AgentState::Moving;
+                    report.advanced.push(id);
+                } else {
+                    agent.state = AgentState::Arrived;
+                    report.arrived.push(id);
+                    if agent.params.on_arrival == ArrivalAction::Despawn {
+                        self.agents[i] = None;
+                        report.removed.push(id);
+                    }
+                }
+            }
+        }
+        self.step += 1;
+        report
+    }
+
+    fn max_reach(&self) -> f64 {
+        self.agents.iter().flatten().map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2).fold(1.0, f64::max)
+    }
+
+    /// Plans one agent's step from the snapshot.
+    fn plan(&self, index: usize, agent: &mut Agent, snapshot: &[Option<(DVec2, f64)>], hash: &SpatialHash) -> Plan {
+        let pos = agent.position;
+        let goal_id = agent.params.goals[agent.goal_index];
+        let goal = &self.goals[goal_id.0 as usize];
+        let depth_before = agent.subgoals.len();
+        let flow = agent.subgoals.descent(&goal.map, pos).unwrap_or(DVec2::ZERO);
+        let recovered = agent.subgoals.len() > depth_before;
+        let unreachable = flow == DVec2::ZERO && goal.shape.distance(pos).map_or(true, |d| d > agent.params.arrival_radius);
+        let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
+
+        // Neighbours within the window.
+        let half = agent.params.local_map.width() * 0.5;
+        let mut neighbours: Vec<(DVec2, f64)> = Vec::new();
+        hash.for_each_near(pos, half * std::f64::consts::SQRT_2 + 2.0, |j| {
+            if j != index {
+                if let Some((q, r)) = snapshot[j] {
+                    neighbours.push((q, r));
+                }
+            }
+        });
+        let nearest = neighbours
+            .iter()
+            .map(|(q, _)| *q)
+            .min_by(|a, b| (*a - pos).length_squared().total_cmp(&(*b - pos).length_squared()));
+
+        // Behaviour slot: is anything within dvis ahead?
+        let slots = &agent.params.behaviour;
+        let facing = if agent.heading != DVec2::ZERO { agent.heading } else { flow_dir };
+        let program: &Behaviour = match &slots.ahead {
+            Some(ahead) if something_ahead(pos, facing, slots.dvis, agent.params.radius, &neighbours, &self.statics) => ahead,
+            _ => &slots.clear,
+        };
+        let input = BehaviourInput { step: self.step, flow: flow_dir, position: pos, goal: goal.centre, nearest };
+        let bias = program.bias(&input, &mut agent.behaviour_state);
+
+        // Local map.
+        let radius = agent.params.radius;
+        let local = &mut agent.local;
+        local.recentre(pos);
+        let (lo, hi) = local.field().geometry().world_bounds();
+        for shape in &self.statics {
+            if shape_near(shape, lo, hi, radius) {
+                local.stamp_obstacle(shape, radius, Coverage::Touch);
+            }
+        }
+        for (q, r) in &neighbours {
+            let disc = Shape::Disc { centre: *q, radius: *r };
+            local.stamp_obstacle(&disc, radius, Coverage::Centre);
+        }
+        local.stamp_goal(&goal.shape);
+        local.project_goal(if flow_dir != DVec2::ZERO { flow_dir } else { goal.centre - pos });
+        local.relax(&bias);
+        let descent = local.descent_at(pos);
+        let (heading, factor) = decide(agent.heading, descent, agent.params.heading, agent.params.speed);
+        Plan {
+            displacement: heading * agent.params.max_step * factor,
+            heading,
+            speed_factor: factor,
+            bias,
+            unreachable,
+            recovered,
+        }
+    }
+}
+
+/// Whether any neighbour or static obstacle lies within `dvis` ahead (a 120° cone).
+fn something_ahead(pos: DVec2, facing: DVec2, dvis: f64, radius: f64, neighbours: &[(DVec2, f64)], statics: &[Shape]) -> bool {
+    let Some(f) = facing.try_normalize() else { return false };
+    let cos_half = 0.5;
+    let agents = neighbours.iter().any(|(q, r)| {
+        let d = *q - pos;
+        let len = d.length();
+        len - r <= dvis && len > 0.0 && d.dot(f) / len >= cos_half
+    });
+    if agents {
+        return true;
+    }
+    let probes = (dvis / 0.25).ceil() as usize;
+    (1..=probes).any(|k| {
+        let p = pos + f * (dvis * k as f64 / probes as f64);
+        statics.iter().any(|s| s.distance(p).is_ok_and(|d| d <= radius))
+    })
+}
+
+fn shape_near(shape: &Shape, lo: DVec2, hi: DVec2, inflation: f64) -> bool {
+    let centre = (lo + hi) * 0.5;
+    let reach = (hi - lo).length() * 0.5 + inflation;
+    shape.distance(centre).is_ok_and(|d| d <= reach)
+}
+
+fn shape_centre(shape: &Shape) -> DVec2 {
+    match shape {
+        Shape::Disc { centre, .. } | Shape::RotatedBox { centre, .. } => *centre,
+        Shape::Aabb { min, max } => (*min + *max) * 0.5,
+        Shape::Polygon(p) | Shape::Polyline { points: p, .. } => {
+            p.iter().copied().sum::<DVec2>() / p.len().max(1) as f64
+        }
+        Shape::Segment { a, b, .. } => (*a + *b) * 0.5,
+    }
+}
+
+/// Shortens `displacement` so the agent keeps clear of committed agents and static shapes.
+fn guard_step(
+    start: DVec2,
+    displacement: DVec2,
+    radius: f64,
+    me: usize,
+    committed: &[Option<(DVec2, f64)>],
+    hash: &SpatialHash,
+    statics: &[Shape],
+) -> DVec2 {
+    let len = displacement.length();
+    if len == 0.0 {
+        return DVec2::ZERO;
+    }
+    let mut near = Vec::new();
+    // Committed positions moved at most one step from the snapshot the hash indexes.
+    hash.for_each_near(start, 2.0 * len + 4.0 * radius + 2.0, |j| {
+        if j != me {
+            if let Some(c) = committed[j] {
+                near.push(c);
+            }
+        }
+    });
+    let ok = |p: DVec2| {
+        near.iter().all(|(q, r)| {
+            let need = radius + r;
+            let now = (p - *q).length();
+            now >= need || now >= (start - *q).length()
+        }) && statics.iter().all(|s| s.distance(p).is_ok_and(|d| d >= radius || d >= s.distance(start).unwrap_or(0.0)))
+    };
+    let mut t = 1.0;
+    for _ in 0..8 {
+        if ok(start + displacement * t) {
+            return displacement * t;
+        }
+        t *= 0.5;
+    }
+    DVec2::ZERO
+}
+
+/// A uniform grid over agent positions.
+struct SpatialHash {
+    cell: f64,
+    buckets: std::collections::HashMap<(i64, i64), Vec<usize>>,
+}
+
+impl SpatialHash {
+    fn build(points: &[Option<(DVec2, f64)>], cell: f64) -> Self {
+        let mut buckets: std::collections::HashMap<(i64, i64), Vec<usize>> = std::collections::HashMap::new();
+        for (i, p) in points.iter().enumerate() {
+            if let Some((p, _)) = p {
+                buckets.entry(Self::key(*p, cell)).or_default().push(i);
+            }
+        }
+        Self { cell, buckets }
+    }
+
+    fn key(p: DVec2, cell: f64) -> (i64, i64) {
+        ((p.x / cell).floor() as i64, (p.y / cell).floor() as i64)
+    }
+
+    /// Calls `f` for every indexed point within `radius` of `p` (and possibly a few more), in
+    /// increasing index order.
+    fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
+        let lo = Self::key(p - DVec2::splat(radius), self.cell);
+        let hi = Self::key(p + DVec2::splat(radius), self.cell);
+        let mut found = Vec::new();
+        for x in lo.0..=hi.0 {
+            for y in lo.1..=hi.1 {
+                if let Some(v) = self.buckets.get(&(x, y)) {
+                    found.extend_from_slice(v);
+                }
+            }
+        }
+        found.sort_unstable();
+        for i in found {
+            f(i);
+        }
+    }
+}

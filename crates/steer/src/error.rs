@@ -1,0 +1,59 @@
+//! Typed errors of the steering core.
+
+use thiserror::Error;
+
+use crowdfield_field::FieldError;
+
+/// Why an agent, a goal or a setting was rejected.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SteerError {
+    /// A field-level error: bias out of range, non-finite number, bad shape.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// Local maps need an odd side in 5..=101 cells.
+    #[error("local map side {0} must be odd and in 5..=101")]
+    BadLocalMapSide(usize),
+    /// A position outside the crowd's world bounds.
+    #[error("position ({x}, {y}) is outside the world bounds")]
+    OutOfBounds {
+        /// x.
+        x: f64,
+        /// y.
+        y: f64,
+    },
+    /// The agent's disc overlaps a static obstacle.
+    #[error("agent at ({x}, {y}) overlaps a static obstacle")]
+    InsideObstacle {
+        /// x.
+        x: f64,
+        /// y.
+        y: f64,
+    },
+    /// The agent's disc overlaps another agent.
+    #[error("agent at ({x}, {y}) overlaps agent {other}")]
+    OverlapsAgent {
+        /// x.
+        x: f64,
+        /// y.
+        y: f64,
+        /// Index of the other agent.
+        other: u32,
+    },
+    /// Every cell of the goal lies inside (inflated) obstacles.
+    #[error("goal lies entirely inside obstacles")]
+    GoalBlocked,
+    /// A goal id that was never added.
+    #[error("unknown goal {0}")]
+    UnknownGoal(u32),
+    /// An agent id that does not exist (never spawned, or removed).
+    #[error("unknown agent {0}")]
+    UnknownAgent(u32),
+    /// An agent's step would be longer than one local cell and could jump over a stamped agent.
+    #[error("max step {max_step} exceeds one local cell ({cell_size})")]
+    StepTooLong {
+        /// Requested max step.
+        max_step: f64,
+        /// Local cell size.
+        cell_size: f64,
+    },
+}

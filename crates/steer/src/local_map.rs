@@ -1,0 +1,257 @@
+//! The per-agent local map (seed 000 §3.2, seed 001 A2; DESIGN "Agent steering").
+//!
+//! An odd `side × side` window of cells of its own size, centred on the agent's cell of a world
+//! lattice (cell k covers `[k·c, (k + 1)·c)`), so that the window moves by whole cells and the
+//! previous potentials carry over (warm start, digest 004 §3.1). Zones, from the outside in:
+//!
+//! - **border** (outer ring): fixed at 1 except the intermediate goal cells, fixed at 0;
+//! - **free** (`free_zone` rings, default 1): never stamped, so obstacles cannot cut the agent
+//!   off from the intermediate goal (seed 000 §3.2);
+//! - **update** (the rest): static obstacles, grown by the agent's radius, and other agents,
+//!   as discs of the summed radii, are stamped at 1; the real goal, when inside, at 0.
+//!
+//! The agent's own cell is never stamped. The intermediate goal is the `goal_cells` border cells
+//! nearest to where the ray from the centre along the global descent leaves the window; it is
+//! always projected, even when the real goal is inside (seed 000 §3.2). Each step relaxes
+//! `sweeps` lexicographic Gauss–Seidel sweeps with the agent's own bias.
+
+use glam::{DVec2, IVec2};
+
+use crowdfield_field::{
+    relax, Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape,
+};
+
+use crate::SteerError;
+
+/// Shape and effort of a local map.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LocalMapSettings {
+    /// Cells per side; odd, default 15 (seeds: 11–35).
+    pub side: usize,
+    /// Cell size in world units (seeds: 0.42–0.8 m).
+    pub cell_size: f64,
+    /// Gauss–Seidel sweeps per planner step (seeds: 30 for side ≤ 17, ~100 for 35).
+    pub sweeps: usize,
+    /// Width of the always-free ring inside the border, in cells.
+    pub free_zone: usize,
+    /// Border cells set to 0 for the intermediate goal ("a couple", default 3).
+    pub goal_cells: usize,
+    /// Potential of free cells that enter the window (and of all free cells at first).
+    pub initial_value: f64,
+}
+
+impl Default for LocalMapSettings {
+    fn default() -> Self {
+        Self { side: 15, cell_size: 0.5, sweeps: 30, free_zone: 1, goal_cells: 3, initial_value: 0.9 }
+    }
+}
+
+impl LocalMapSettings {
+    /// Checks side (odd, 5..=101), cell size, zone widths and the initial value.
+    pub fn validate(&self) -> Result<(), SteerError> {
+        if self.side % 2 == 0 || !(5..=101).contains(&self.side) || 2 * self.free_zone + 3 > self.side {
+            return Err(SteerError::BadLocalMapSide(self.side));
+        }
+        GridGeometry::new(DVec2::ZERO, self.cell_size, self.side, self.side)?;
+        if !(0.0..=1.0).contains(&self.initial_value) {
+            return Err(crowdfield_field::FieldError::FixedValueOutOfRange(self.initial_value).into());
+        }
+        Ok(())
+    }
+
+    /// Width of the window in world units.
+    pub fn width(&self) -> f64 {
+        self.side as f64 * self.cell_size
+    }
+}
+
+/// One agent's local map.
+#[derive(Debug, Clone)]
+pub struct LocalMap {
+    settings: LocalMapSettings,
+    field: Field<f64>,
+    anchor: IVec2,
+}
+
+impl LocalMap {
+    /// A map centred on `position`.
+    pub fn new(settings: LocalMapSettings, position: DVec2) -> Result<Self, SteerError> {
+        settings.validate()?;
+        let anchor = lattice_cell(position, settings.cell_size);
+        let field = Field::new(geometry(&settings, anchor)?, settings.initial_value);
+        Ok(Self { settings, field, anchor })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &LocalMapSettings {
+        &self.settings
+    }
+
+    /// The potentials and kinds as of the last step.
+    pub fn field(&self) -> &Field<f64> {
+        &self.field
+    }
+
+    /// Moves the window onto the lattice cell containing `position`, carrying potentials.
+    pub fn recentre(&mut self, position: DVec2) {
+        let anchor = lattice_cell(position, self.settings.cell_size);
+        let shift = anchor - self.anchor;
+        if shift != IVec2::ZERO {
+            self.field.translate_by_cells(shift, self.settings.initial_value);
+            self.anchor = anchor;
+        }
+        self.reset_zones();
+    }
+
+    /// Every interior cell free (keeping its value), the border at 1.
+    fn reset_zones(&mut self) {
+        let n = self.settings.side;
+        let init = self.settings.initial_value;
+        for y in 0..n {
+            for x in 0..n {
+                let kind = self.field.kind(x, y);
+                if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
+                    let _ = self.field.set_obstacle(x, y);
+                } else if kind != Some(CellKind::Free) {
+                    // Cells that were stamped last step restart from the initial value.
+                    let _ = self.field.set_free(x, y, init);
+                }
+            }
+        }
+    }
+
+    fn in_update_zone(&self, x: usize, y: usize) -> bool {
+        let lo = 1 + self.settings.free_zone;
+        let hi = self.settings.side - 1 - self.settings.free_zone;
+        (lo..hi).contains(&x) && (lo..hi).contains(&y)
+    }
+
+    fn centre(&self) -> (usize, usize) {
+        (self.settings.side / 2, self.settings.side / 2)
+    }
+
+    /// Stamps `shape` grown by `inflation` as obstacle into the update zone; returns cells set.
+    pub fn stamp_obstacle(&mut self, shape: &Shape, inflation: f64, coverage: Coverage) -> usize {
+        let Ok(cells) = shape.cells(self.field.geometry(), inflation, coverage) else { return 0 };
+        let centre = self.centre();
+        let mut n = 0;
+        for (x, y) in cells {
+            if (x, y) != centre && self.in_update_zone(x, y) {
+                let _ = self.field.set_obstacle(x, y);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Sets the real goal's cells inside the window (border excluded) to 0.
+    pub fn stamp_goal(&mut self, shape: &Shape) {
+        let Ok(cells) = shape.cells(self.field.geometry(), 0.0, Coverage::Centre) else { return };
+        let n = self.settings.side;
+        for (x, y) in cells {
+            if x > 0 && y > 0 && x < n - 1 && y < n - 1 && self.field.kind(x, y) == Some(CellKind::Free) {
+                let _ = self.field.set_goal(x, y);
+            }
+        }
+    }
+
+    /// Sets the intermediate goal: the border cells nearest to where the ray from the centre
+    /// along `direction` leaves the window. Returns the cells set (none for a zero direction).
+    pub fn project_goal(&mut self, direction: DVec2) -> Vec<(usize, usize)> {
+        let Some(dir) = direction.try_normalize() else { return Vec::new() };
+        let n = self.settings.side;
+        let h = (n / 2) as f64;
+        let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
+        let mut border: Vec<(f64, usize, usize)> = (0..n)
+            .flat_map(|i| [(i, 0), (i, n - 1), (0, i), (n - 1, i)])
+            .filter(|&(x, y)| !(x == 0 && y == 0 || x == 0 && y == n - 1 || x == n - 1 && y == 0 || x == n - 1 && y == n - 1))
+            .map(|(x, y)| ((DVec2::new(x as f64, y as f64) - exit).length_squared(), x, y))
+            .collect();
+        border.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.2, a.1).cmp(&(b.2, b.1))));
+        border.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
+        let cells: Vec<(usize, usize)> =
+            border.iter().take(self.settings.goal_cells.max(1)).map(|&(_, x, y)| (x, y)).collect();
+        for &(x, y) in &cells {
+            let _ = self.field.set_goal(x, y);
+        }
+        cells
+    }
+
+    /// `sweeps` lexicographic Gauss–Seidel sweeps with `bias`.
+    pub fn relax(&mut self, bias: &Bias) {
+        relax(&mut self.field, bias, &Relaxation::GAUSS_SEIDEL, self.settings.sweeps);
+    }
+
+    /// Descent at a world point (interpolated between cell centres).
+    pub fn descent_at(&self, position: DVec2) -> DVec2 {
+        self.field.descent_at(position)
+    }
+}
+
+fn lattice_cell(p: DVec2, cell: f64) -> IVec2 {
+    IVec2::new((p.x / cell).floor() as i32, (p.y / cell).floor() as i32)
+}
+
+fn geometry(s: &LocalMapSettings, anchor: IVec2) -> Result<GridGeometry, SteerError> {
+    let half = (s.side / 2) as i32;
+    let origin = (anchor - IVec2::splat(half)).as_dvec2() * s.cell_size;
+    Ok(GridGeometry::new(origin, s.cell_size, s.side, s.side)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_sits_in_the_centre_cell_and_the_window_moves_by_whole_cells() {
+        let s = LocalMapSettings::default();
+        let mut m = LocalMap::new(s, DVec2::new(3.2, -1.7)).unwrap();
+        let c = m.field().geometry().world_to_cell(DVec2::new(3.2, -1.7));
+        assert_eq!(c, IVec2::new(7, 7));
+        m.field.potentials_mut()[7 * 15 + 8] = 0.123;
+        m.recentre(DVec2::new(3.7, -1.7));
+        assert_eq!(m.field().geometry().world_to_cell(DVec2::new(3.7, -1.7)), IVec2::new(7, 7));
+        assert_eq!(m.field().potential(7, 7), Some(0.123), "warm start carried the value");
+    }
+
+    #[test]
+    fn intermediate_goal_lies_on_the_ray_exit() {
+        let mut m = LocalMap::new(LocalMapSettings::default(), DVec2::new(0.25, 0.25)).unwrap();
+        m.recentre(DVec2::new(0.25, 0.25));
+        let cells = m.project_goal(DVec2::X);
+        assert_eq!(cells.len(), 3);
+        assert!(cells.iter().all(|&(x, y)| x == 14 && (6..=8).contains(&y)), "{cells:?}");
+        m.recentre(DVec2::new(0.25, 0.25));
+        let cells = m.project_goal(DVec2::new(-1.0, -1.0));
+        assert!(cells.iter().all(|&(x, y)| x + y <= 2), "{cells:?}");
+        // All other border cells stay 1.
+        let n = 15;
+        let goals = (0..n * n).filter(|i| m.field().kinds()[*i] == CellKind::Goal).count();
+        assert_eq!(goals, 3);
+    }
+
+    #[test]
+    fn the_free_zone_is_never_stamped() {
+        let mut m = LocalMap::new(LocalMapSettings::default(), DVec2::new(0.25, 0.25)).unwrap();
+        m.recentre(DVec2::new(0.25, 0.25));
+        // x = 3.05..3.45 m lies in local column 13 only (origin −3.5 m): the free ring.
+        let wall = Shape::Aabb { min: DVec2::new(3.05, -5.0), max: DVec2::new(3.45, 5.0) };
+        assert_eq!(m.stamp_obstacle(&wall, 0.0, Coverage::Touch), 0);
+        assert_eq!(m.field().kind(13, 7), Some(CellKind::Free));
+        assert_eq!(m.field().kind(12, 7), Some(CellKind::Free));
+        let wall = Shape::Aabb { min: DVec2::new(2.05, -5.0), max: DVec2::new(2.45, 5.0) };
+        m.stamp_obstacle(&wall, 0.0, Coverage::Touch);
+        assert_eq!(m.field().kind(11, 7), Some(CellKind::Obstacle));
+        assert_eq!(m.field().kind(11, 1), Some(CellKind::Free), "free ring row");
+    }
+
+    #[test]
+    fn bad_settings_are_rejected() {
+        for side in [4, 14, 3, 103] {
+            let s = LocalMapSettings { side, ..Default::default() };
+            assert_eq!(LocalMap::new(s, DVec2::ZERO).err(), Some(SteerError::BadLocalMapSide(side)));
+        }
+        let s = LocalMapSettings { cell_size: 0.0, ..Default::default() };
+        assert!(LocalMap::new(s, DVec2::ZERO).is_err());
+    }
+}
