@@ -89,7 +89,10 @@ pub enum Behaviour {
 impl Behaviour {
     /// The seed's "swerve right" preset: v orthogonal to the collision direction, to the right,
     /// ε = 0.6 (seed 000 §5.3).
-    pub const SWERVE_RIGHT: Self = Self::AroundNearest { epsilon: 0.6, right: true };
+    pub const SWERVE_RIGHT: Self = Self::AroundNearest {
+        epsilon: 0.6,
+        right: true,
+    };
 
     /// Checks the parameters once, at the boundary: finite numbers, and ε small enough that
     /// every v the program can produce stays within |ε|·max|v_i| ≤ 2.
@@ -104,7 +107,10 @@ impl Behaviour {
             }
             Behaviour::Sinusoid { epsilon, omega } | Behaviour::Drunk { epsilon, omega } => {
                 if !omega.is_finite() {
-                    return Err(FieldError::NonFinite { what: "ω", value: *omega });
+                    return Err(FieldError::NonFinite {
+                        what: "ω",
+                        value: *omega,
+                    });
                 }
                 *epsilon
             }
@@ -147,7 +153,11 @@ pub struct BehaviourState {
 impl BehaviourState {
     /// A state seeded per agent.
     pub fn seeded(seed: u64) -> Self {
-        Self { held: DVec2::X, until: 0, rng: seed }
+        Self {
+            held: DVec2::X,
+            until: 0,
+            rng: seed,
+        }
     }
 
     fn next_f64(&mut self) -> f64 {
@@ -164,7 +174,11 @@ impl Behaviour {
     /// The bias for this step. Never fails for a validated behaviour; ε is clamped as a last
     /// resort so that a frame rotation can never break the stencil bound.
     pub fn bias(&self, input: &BehaviourInput, state: &mut BehaviourState) -> Bias {
-        let flow = if input.flow.length_squared() > 0.0 { input.flow.normalize() } else { DVec2::X };
+        let flow = if input.flow.length_squared() > 0.0 {
+            input.flow.normalize()
+        } else {
+            DVec2::X
+        };
         let to_flow = |v: DVec2| flow * v.x + flow.perp() * v.y;
         let (epsilon, v) = match self {
             Behaviour::Harmonic => return Bias::HARMONIC,
@@ -175,25 +189,36 @@ impl Behaviour {
                     Frame::GlobalFlow => to_flow(*v),
                 },
             ),
-            Behaviour::Sinusoid { epsilon, omega } => {
-                (*epsilon, to_flow(DVec2::new(1.0, (omega * input.step as f64).sin())))
-            }
+            Behaviour::Sinusoid { epsilon, omega } => (
+                *epsilon,
+                to_flow(DVec2::new(1.0, (omega * input.step as f64).sin())),
+            ),
             Behaviour::Drunk { epsilon, omega } => {
                 let t = input.step as f64;
                 let lateral = (omega * t).sin() + (omega * t * 0.5).sin();
-                (*epsilon, to_flow(DVec2::new(1.0, lateral) / 2.0f64.max(lateral.abs()).max(1.0)))
+                (
+                    *epsilon,
+                    to_flow(DVec2::new(1.0, lateral) / 2.0f64.max(lateral.abs()).max(1.0)),
+                )
             }
-            Behaviour::RandomHeld { epsilon, min_hold, max_hold } => {
+            Behaviour::RandomHeld {
+                epsilon,
+                min_hold,
+                max_hold,
+            } => {
                 if input.step >= state.until {
                     let angle = state.next_f64() * std::f64::consts::TAU;
                     state.held = DVec2::from_angle(angle);
                     let lo = (*min_hold).max(1) as f64;
                     let hi = (*max_hold).max(*min_hold).max(1) as f64;
-                    state.until = input.step + (lo + state.next_f64() * (hi - lo + 1.0)).floor() as u64;
+                    state.until =
+                        input.step + (lo + state.next_f64() * (hi - lo + 1.0)).floor() as u64;
                 }
                 (*epsilon, state.held)
             }
-            Behaviour::TowardsGoal { epsilon } => (*epsilon, unit_or_zero(input.goal - input.position)),
+            Behaviour::TowardsGoal { epsilon } => {
+                (*epsilon, unit_or_zero(input.goal - input.position))
+            }
             Behaviour::TowardsNearest { epsilon } => match input.nearest {
                 Some(other) => (*epsilon, unit_or_zero(other - input.position)),
                 None => return Bias::HARMONIC,
@@ -211,7 +236,11 @@ impl Behaviour {
 }
 
 fn unit_or_zero(v: DVec2) -> DVec2 {
-    if v.length_squared() > 0.0 { v.normalize() } else { DVec2::ZERO }
+    if v.length_squared() > 0.0 {
+        v.normalize()
+    } else {
+        DVec2::ZERO
+    }
 }
 
 /// The two behaviour slots and the look-ahead distance that switches between them.
@@ -234,12 +263,20 @@ impl Default for BehaviourSlots {
 impl BehaviourSlots {
     /// One behaviour, never switched.
     pub fn single(behaviour: Behaviour) -> Self {
-        Self { clear: behaviour, ahead: None, dvis: 0.0 }
+        Self {
+            clear: behaviour,
+            ahead: None,
+            dvis: 0.0,
+        }
     }
 
     /// `clear`, switching to `ahead` while something is within `dvis` ahead.
     pub fn switching(clear: Behaviour, ahead: Behaviour, dvis: f64) -> Self {
-        Self { clear, ahead: Some(ahead), dvis }
+        Self {
+            clear,
+            ahead: Some(ahead),
+            dvis,
+        }
     }
 
     /// Validates both programs and dvis.
@@ -271,7 +308,10 @@ mod tests {
 
     #[test]
     fn sinusoid_has_a_36_step_period_in_the_flow_frame() {
-        let b = Behaviour::Sinusoid { epsilon: 0.7, omega: SEED_OMEGA };
+        let b = Behaviour::Sinusoid {
+            epsilon: 0.7,
+            omega: SEED_OMEGA,
+        };
         let mut s = BehaviourState::seeded(1);
         let v0 = b.bias(&input(0), &mut s).direction();
         let v9 = b.bias(&input(9), &mut s).direction();
@@ -293,10 +333,16 @@ mod tests {
 
     #[test]
     fn random_held_is_reproducible_and_held() {
-        let b = Behaviour::RandomHeld { epsilon: 0.5, min_hold: 5, max_hold: 5 };
+        let b = Behaviour::RandomHeld {
+            epsilon: 0.5,
+            min_hold: 5,
+            max_hold: 5,
+        };
         let run = |seed| {
             let mut s = BehaviourState::seeded(seed);
-            (0..20).map(|t| b.bias(&input(t), &mut s).direction()).collect::<Vec<_>>()
+            (0..20)
+                .map(|t| b.bias(&input(t), &mut s).direction())
+                .collect::<Vec<_>>()
         };
         let a = run(7);
         assert_eq!(a, run(7));
@@ -307,10 +353,39 @@ mod tests {
 
     #[test]
     fn out_of_range_programs_are_rejected() {
-        assert!(Behaviour::Constant { epsilon: 3.0, v: DVec2::Y, frame: Frame::World }.validate().is_err());
-        assert!(Behaviour::Sinusoid { epsilon: 1.9, omega: SEED_OMEGA }.validate().is_err());
-        assert!(Behaviour::Sinusoid { epsilon: 1.2, omega: f64::NAN }.validate().is_err());
+        assert!(
+            Behaviour::Constant {
+                epsilon: 3.0,
+                v: DVec2::Y,
+                frame: Frame::World
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            Behaviour::Sinusoid {
+                epsilon: 1.9,
+                omega: SEED_OMEGA
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            Behaviour::Sinusoid {
+                epsilon: 1.2,
+                omega: f64::NAN
+            }
+            .validate()
+            .is_err()
+        );
         assert!(Behaviour::SWERVE_RIGHT.validate().is_ok());
-        assert!(BehaviourSlots { dvis: -1.0, ..BehaviourSlots::default() }.validate().is_err());
+        assert!(
+            BehaviourSlots {
+                dvis: -1.0,
+                ..BehaviourSlots::default()
+            }
+            .validate()
+            .is_err()
+        );
     }
 }

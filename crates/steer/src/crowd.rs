@@ -22,13 +22,13 @@
 use glam::DVec2;
 
 use crowdfield_field::{
-    raster, Bias, CellKind, Coverage, Field, GridGeometry, MultigridSolver, Shape, SubgoalStack,
+    Bias, CellKind, Coverage, Field, GridGeometry, MultigridSolver, Shape, SubgoalStack, raster,
 };
 
+use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
 use crate::local_map::{LocalMap, LocalMapSettings};
-use crate::motion::{decide, HeadingRule, SpeedLaw};
-use crate::SteerError;
+use crate::motion::{HeadingRule, SpeedLaw, decide};
 
 /// World-wide settings of a crowd.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -254,14 +254,24 @@ struct Plan {
 impl Crowd {
     /// An empty world with static obstacles `statics` (validated).
     pub fn new(settings: CrowdSettings, statics: Vec<Shape>) -> Result<Self, SteerError> {
-        let geometry = GridGeometry::covering(settings.min, settings.max, settings.global_cell_size)?;
+        let geometry =
+            GridGeometry::covering(settings.min, settings.max, settings.global_cell_size)?;
         for s in &statics {
             s.validate()?;
         }
         if !(settings.global_inflation.is_finite() && settings.global_inflation >= 0.0) {
             return Err(crowdfield_field::FieldError::BadExtent(settings.global_inflation).into());
         }
-        Ok(Self { settings, geometry, statics, goals: Vec::new(), agents: Vec::new(), step: 0 })
+        let mut statics = statics;
+        statics.extend(bounding_walls(settings.min, settings.max));
+        Ok(Self {
+            settings,
+            geometry,
+            statics,
+            goals: Vec::new(),
+            agents: Vec::new(),
+            step: 0,
+        })
     }
 
     /// Settings.
@@ -269,7 +279,7 @@ impl Crowd {
         &self.settings
     }
 
-    /// Static obstacles.
+    /// Static obstacles, ending with the four walls just outside the world bounds.
     pub fn statics(&self) -> &[Shape] {
         &self.statics
     }
@@ -284,7 +294,12 @@ impl Crowd {
         shape.validate()?;
         let mut map = Field::<f64>::new(self.geometry, 1.0);
         for s in &self.statics {
-            raster::rasterise_obstacle(&mut map, s, self.settings.global_inflation, Coverage::Touch)?;
+            raster::rasterise_obstacle(
+                &mut map,
+                s,
+                self.settings.global_inflation,
+                Coverage::Touch,
+            )?;
         }
         let cells = shape.cells(&self.geometry, 0.0, Coverage::Touch)?;
         let mut any = false;
@@ -311,39 +326,67 @@ impl Crowd {
     /// Adds an agent after validating everything about it.
     pub fn spawn(&mut self, params: AgentParams) -> Result<AgentId, SteerError> {
         let p = params.position;
-        for (what, v) in [("position.x", p.x), ("position.y", p.y), ("radius", params.radius), ("max step", params.max_step), ("arrival radius", params.arrival_radius)] {
+        for (what, v) in [
+            ("position.x", p.x),
+            ("position.y", p.y),
+            ("radius", params.radius),
+            ("max step", params.max_step),
+            ("arrival radius", params.arrival_radius),
+        ] {
             if !v.is_finite() {
                 return Err(crowdfield_field::FieldError::NonFinite { what, value: v }.into());
             }
         }
         if params.radius <= 0.0 || params.max_step < 0.0 || params.arrival_radius < 0.0 {
-            return Err(crowdfield_field::FieldError::BadExtent(params.radius.min(params.max_step)).into());
+            return Err(crowdfield_field::FieldError::BadExtent(
+                params.radius.min(params.max_step),
+            )
+            .into());
         }
-        if p.x < self.settings.min.x || p.y < self.settings.min.y || p.x > self.settings.max.x || p.y > self.settings.max.y {
+        if p.x < self.settings.min.x
+            || p.y < self.settings.min.y
+            || p.x > self.settings.max.x
+            || p.y > self.settings.max.y
+        {
             return Err(SteerError::OutOfBounds { x: p.x, y: p.y });
         }
         params.local_map.validate()?;
         params.behaviour.validate()?;
         if params.max_step > params.local_map.cell_size {
-            return Err(SteerError::StepTooLong { max_step: params.max_step, cell_size: params.local_map.cell_size });
+            return Err(SteerError::StepTooLong {
+                max_step: params.max_step,
+                cell_size: params.local_map.cell_size,
+            });
         }
         for g in &params.goals {
             if self.goal(*g).is_none() {
                 return Err(SteerError::UnknownGoal(g.0));
             }
         }
-        if self.statics.iter().any(|s| s.distance(p).map_or(true, |d| d < params.radius)) {
+        if self
+            .statics
+            .iter()
+            .any(|s| s.distance(p).map_or(true, |d| d < params.radius))
+        {
             return Err(SteerError::InsideObstacle { x: p.x, y: p.y });
         }
         for (i, other) in self.agents.iter().enumerate() {
-            if let Some(o) = other {
-                if (o.position - p).length() < o.params.radius + params.radius {
-                    return Err(SteerError::OverlapsAgent { x: p.x, y: p.y, other: i as u32 });
-                }
+            if let Some(o) = other
+                && (o.position - p).length() < o.params.radius + params.radius
+            {
+                return Err(SteerError::OverlapsAgent {
+                    x: p.x,
+                    y: p.y,
+                    other: i as u32,
+                });
             }
         }
         let local = LocalMap::new(params.local_map, p)?;
-        let state = if params.goals.is_empty() { AgentState::Arrived } else { AgentState::Moving };
+        let state = if params.goals.is_empty() {
+            AgentState::Arrived
+        } else {
+            AgentState::Moving
+        };
         let agent = Agent {
             behaviour_state: BehaviourState::seeded(params.seed),
             position: p,
@@ -369,32 +412,55 @@ impl Crowd {
 
     /// Live agents with their ids, in id order.
     pub fn agents(&self) -> impl Iterator<Item = (AgentId, &Agent)> {
-        self.agents.iter().enumerate().filter_map(|(i, a)| a.as_ref().map(|a| (AgentId(i as u32), a)))
+        self.agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| a.as_ref().map(|a| (AgentId(i as u32), a)))
     }
 
     /// Replaces an agent's behaviour slots at run time.
     pub fn set_behaviour(&mut self, id: AgentId, slots: BehaviourSlots) -> Result<(), SteerError> {
         slots.validate()?;
-        let agent = self.agents.get_mut(id.0 as usize).and_then(Option::as_mut).ok_or(SteerError::UnknownAgent(id.0))?;
+        let agent = self
+            .agents
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownAgent(id.0))?;
         agent.params.behaviour = slots;
         Ok(())
     }
 
     /// Removes an agent.
     pub fn remove(&mut self, id: AgentId) -> Result<(), SteerError> {
-        let slot = self.agents.get_mut(id.0 as usize).ok_or(SteerError::UnknownAgent(id.0))?;
-        slot.take().map(|_| ()).ok_or(SteerError::UnknownAgent(id.0))
+        let slot = self
+            .agents
+            .get_mut(id.0 as usize)
+            .ok_or(SteerError::UnknownAgent(id.0))?;
+        slot.take()
+            .map(|_| ())
+            .ok_or(SteerError::UnknownAgent(id.0))
     }
 
     /// One planner step for every agent.
     pub fn step(&mut self) -> StepReport {
-        let snapshot: Vec<Option<(DVec2, f64)>> =
-            self.agents.iter().map(|a| a.as_ref().map(|a| (a.position, a.params.radius))).collect();
+        let snapshot: Vec<Option<(DVec2, f64)>> = self
+            .agents
+            .iter()
+            .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
+            .collect();
         let hash = SpatialHash::build(&snapshot, self.max_reach());
         let mut plans: Vec<Option<Plan>> = Vec::with_capacity(self.agents.len());
         for i in 0..self.agents.len() {
             let plan = match &self.agents[i] {
-                Some(a) if matches!(a.state, AgentState::Moving | AgentState::Waiting | AgentState::Stuck | AgentState::Unreachable) => {
+                Some(a)
+                    if matches!(
+                        a.state,
+                        AgentState::Moving
+                            | AgentState::Waiting
+                            | AgentState::Stuck
+                            | AgentState::Unreachable
+                    ) =>
+                {
                     let mut agent = self.agents[i].take().expect("checked above");
                     let plan = self.plan(i, &mut agent, &snapshot, &hash);
                     self.agents[i] = Some(agent);
@@ -411,7 +477,15 @@ impl Crowd {
             let id = AgentId(i as u32);
             let agent = self.agents[i].as_mut().expect("planned agents exist");
             let start = agent.position;
-            let moved = guard_step(start, plan.displacement, agent.params.radius, i, &committed, &hash, &self.statics);
+            let moved = guard_step(
+                start,
+                plan.displacement,
+                agent.params.radius,
+                i,
+                &committed,
+                &hash,
+                &self.statics,
+            );
             agent.position = start + moved;
             committed[i] = Some((agent.position, agent.params.radius));
             agent.heading = plan.heading;
@@ -428,7 +502,11 @@ impl Crowd {
                 continue;
             }
             let before = agent.state;
-            agent.state = if moved.length() < 1e-9 { AgentState::Waiting } else { AgentState::Moving };
+            agent.state = if moved.length() < 1e-9 {
+                AgentState::Waiting
+            } else {
+                AgentState::Moving
+            };
             // Progress: a net displacement of at least one local cell per `stuck_after` steps.
             if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
                 agent.progress_mark = agent.position;
@@ -448,7 +526,10 @@ impl Crowd {
             let cell = goal.map.geometry().world_to_cell(agent.position);
             let on_goal = goal.map.geometry().contains_cell(cell)
                 && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
-            let near = goal.shape.distance(agent.position).is_ok_and(|d| d <= agent.params.arrival_radius)
+            let near = goal
+                .shape
+                .distance(agent.position)
+                .is_ok_and(|d| d <= agent.params.arrival_radius)
                 || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
             if on_goal || near {
                 agent.subgoals.clear();
@@ -472,43 +553,82 @@ impl Crowd {
     }
 
     fn max_reach(&self) -> f64 {
-        self.agents.iter().flatten().map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2).fold(1.0, f64::max)
+        self.agents
+            .iter()
+            .flatten()
+            .map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2)
+            .fold(1.0, f64::max)
     }
 
     /// Plans one agent's step from the snapshot.
-    fn plan(&self, index: usize, agent: &mut Agent, snapshot: &[Option<(DVec2, f64)>], hash: &SpatialHash) -> Plan {
+    fn plan(
+        &self,
+        index: usize,
+        agent: &mut Agent,
+        snapshot: &[Option<(DVec2, f64)>],
+        hash: &SpatialHash,
+    ) -> Plan {
         let pos = agent.position;
         let goal_id = agent.params.goals[agent.goal_index];
         let goal = &self.goals[goal_id.0 as usize];
         let depth_before = agent.subgoals.len();
-        let flow = agent.subgoals.descent(&goal.map, pos).unwrap_or(DVec2::ZERO);
+        let flow = agent
+            .subgoals
+            .descent(&goal.map, pos)
+            .unwrap_or(DVec2::ZERO);
         let recovered = agent.subgoals.len() > depth_before;
-        let unreachable = flow == DVec2::ZERO && goal.shape.distance(pos).map_or(true, |d| d > agent.params.arrival_radius);
+        let unreachable = flow == DVec2::ZERO
+            && goal
+                .shape
+                .distance(pos)
+                .map_or(true, |d| d > agent.params.arrival_radius);
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
 
         // Neighbours within the window.
         let half = agent.params.local_map.width() * 0.5;
         let mut neighbours: Vec<(DVec2, f64)> = Vec::new();
         hash.for_each_near(pos, half * std::f64::consts::SQRT_2 + 2.0, |j| {
-            if j != index {
-                if let Some((q, r)) = snapshot[j] {
-                    neighbours.push((q, r));
-                }
+            if j != index
+                && let Some((q, r)) = snapshot[j]
+            {
+                neighbours.push((q, r));
             }
         });
-        let nearest = neighbours
-            .iter()
-            .map(|(q, _)| *q)
-            .min_by(|a, b| (*a - pos).length_squared().total_cmp(&(*b - pos).length_squared()));
+        let nearest = neighbours.iter().map(|(q, _)| *q).min_by(|a, b| {
+            (*a - pos)
+                .length_squared()
+                .total_cmp(&(*b - pos).length_squared())
+        });
 
         // Behaviour slot: is anything within dvis ahead?
         let slots = &agent.params.behaviour;
-        let facing = if agent.heading != DVec2::ZERO { agent.heading } else { flow_dir };
+        let facing = if agent.heading != DVec2::ZERO {
+            agent.heading
+        } else {
+            flow_dir
+        };
         let program: &Behaviour = match &slots.ahead {
-            Some(ahead) if something_ahead(pos, facing, slots.dvis, agent.params.radius, &neighbours, &self.statics) => ahead,
+            Some(ahead)
+                if something_ahead(
+                    pos,
+                    facing,
+                    slots.dvis,
+                    agent.params.radius,
+                    &neighbours,
+                    &self.statics,
+                ) =>
+            {
+                ahead
+            }
             _ => &slots.clear,
         };
-        let input = BehaviourInput { step: self.step, flow: flow_dir, position: pos, goal: goal.centre, nearest };
+        let input = BehaviourInput {
+            step: self.step,
+            flow: flow_dir,
+            position: pos,
+            goal: goal.centre,
+            nearest,
+        };
         let bias = program.bias(&input, &mut agent.behaviour_state);
 
         // Local map.
@@ -522,14 +642,26 @@ impl Crowd {
             }
         }
         for (q, r) in &neighbours {
-            let disc = Shape::Disc { centre: *q, radius: *r };
+            let disc = Shape::Disc {
+                centre: *q,
+                radius: *r,
+            };
             local.stamp_obstacle(&disc, radius, Coverage::Centre);
         }
         local.stamp_goal(&goal.shape);
-        local.project_goal(if flow_dir != DVec2::ZERO { flow_dir } else { goal.centre - pos });
+        local.project_goal(if flow_dir != DVec2::ZERO {
+            flow_dir
+        } else {
+            goal.centre - pos
+        });
         local.relax(&bias);
         let descent = local.descent_at(pos);
-        let (heading, factor) = decide(agent.heading, descent, agent.params.heading, agent.params.speed);
+        let (heading, factor) = decide(
+            agent.heading,
+            descent,
+            agent.params.heading,
+            agent.params.speed,
+        );
         Plan {
             displacement: heading * agent.params.max_step * factor,
             heading,
@@ -542,8 +674,17 @@ impl Crowd {
 }
 
 /// Whether any neighbour or static obstacle lies within `dvis` ahead (a 120° cone).
-fn something_ahead(pos: DVec2, facing: DVec2, dvis: f64, radius: f64, neighbours: &[(DVec2, f64)], statics: &[Shape]) -> bool {
-    let Some(f) = facing.try_normalize() else { return false };
+fn something_ahead(
+    pos: DVec2,
+    facing: DVec2,
+    dvis: f64,
+    radius: f64,
+    neighbours: &[(DVec2, f64)],
+    statics: &[Shape],
+) -> bool {
+    let Some(f) = facing.try_normalize() else {
+        return false;
+    };
     let cos_half = 0.5;
     let agents = neighbours.iter().any(|(q, r)| {
         let d = *q - pos;
@@ -556,8 +697,34 @@ fn something_ahead(pos: DVec2, facing: DVec2, dvis: f64, radius: f64, neighbours
     let probes = (dvis / 0.25).ceil() as usize;
     (1..=probes).any(|k| {
         let p = pos + f * (dvis * k as f64 / probes as f64);
-        statics.iter().any(|s| s.distance(p).is_ok_and(|d| d <= radius))
+        statics
+            .iter()
+            .any(|s| s.distance(p).is_ok_and(|d| d <= radius))
     })
+}
+
+/// Four boxes, one metre thick, just outside the world rectangle: the closed border every local
+/// map and the collision guard see.
+fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
+    let t = 1.0;
+    [
+        Shape::Aabb {
+            min: DVec2::new(min.x - t, min.y - t),
+            max: DVec2::new(max.x + t, min.y),
+        },
+        Shape::Aabb {
+            min: DVec2::new(min.x - t, max.y),
+            max: DVec2::new(max.x + t, max.y + t),
+        },
+        Shape::Aabb {
+            min: DVec2::new(min.x - t, min.y),
+            max: DVec2::new(min.x, max.y),
+        },
+        Shape::Aabb {
+            min: DVec2::new(max.x, min.y),
+            max: DVec2::new(max.x + t, max.y),
+        },
+    ]
 }
 
 fn shape_near(shape: &Shape, lo: DVec2, hi: DVec2, inflation: f64) -> bool {
@@ -594,10 +761,10 @@ fn guard_step(
     let mut near = Vec::new();
     // Committed positions moved at most one step from the snapshot the hash indexes.
     hash.for_each_near(start, 2.0 * len + 4.0 * radius + 2.0, |j| {
-        if j != me {
-            if let Some(c) = committed[j] {
-                near.push(c);
-            }
+        if j != me
+            && let Some(c) = committed[j]
+        {
+            near.push(c);
         }
     });
     let ok = |p: DVec2| {
@@ -605,7 +772,10 @@ fn guard_step(
             let need = radius + r;
             let now = (p - *q).length();
             now >= need || now >= (start - *q).length()
-        }) && statics.iter().all(|s| s.distance(p).is_ok_and(|d| d >= radius || d >= s.distance(start).unwrap_or(0.0)))
+        }) && statics.iter().all(|s| {
+            s.distance(p)
+                .is_ok_and(|d| d >= radius || d >= s.distance(start).unwrap_or(0.0))
+        })
     };
     let mut t = 1.0;
     for _ in 0..8 {
@@ -625,7 +795,8 @@ struct SpatialHash {
 
 impl SpatialHash {
     fn build(points: &[Option<(DVec2, f64)>], cell: f64) -> Self {
-        let mut buckets: std::collections::HashMap<(i64, i64), Vec<usize>> = std::collections::HashMap::new();
+        let mut buckets: std::collections::HashMap<(i64, i64), Vec<usize>> =
+            std::collections::HashMap::new();
         for (i, p) in points.iter().enumerate() {
             if let Some((p, _)) = p {
                 buckets.entry(Self::key(*p, cell)).or_default().push(i);

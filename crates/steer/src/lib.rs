@@ -25,7 +25,9 @@ pub mod local_map;
 pub mod motion;
 
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
-pub use crowd::{AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, GoalId, StepReport};
+pub use crowd::{
+    AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, GoalId, StepReport,
+};
 pub use error::SteerError;
 pub use local_map::{LocalMap, LocalMapSettings};
-pub use motion::{decide, HeadingRule, SpeedLaw};
+pub use motion::{HeadingRule, SpeedLaw, decide};

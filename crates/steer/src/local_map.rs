@@ -17,9 +17,7 @@
 
 use glam::{DVec2, IVec2};
 
-use crowdfield_field::{
-    relax, Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape,
-};
+use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape, relax};
 
 use crate::SteerError;
 
@@ -42,19 +40,31 @@ pub struct LocalMapSettings {
 
 impl Default for LocalMapSettings {
     fn default() -> Self {
-        Self { side: 15, cell_size: 0.5, sweeps: 30, free_zone: 1, goal_cells: 3, initial_value: 0.9 }
+        Self {
+            side: 15,
+            cell_size: 0.5,
+            sweeps: 30,
+            free_zone: 1,
+            goal_cells: 3,
+            initial_value: 0.9,
+        }
     }
 }
 
 impl LocalMapSettings {
     /// Checks side (odd, 5..=101), cell size, zone widths and the initial value.
     pub fn validate(&self) -> Result<(), SteerError> {
-        if self.side % 2 == 0 || !(5..=101).contains(&self.side) || 2 * self.free_zone + 3 > self.side {
+        if self.side.is_multiple_of(2)
+            || !(5..=101).contains(&self.side)
+            || 2 * self.free_zone + 3 > self.side
+        {
             return Err(SteerError::BadLocalMapSide(self.side));
         }
         GridGeometry::new(DVec2::ZERO, self.cell_size, self.side, self.side)?;
         if !(0.0..=1.0).contains(&self.initial_value) {
-            return Err(crowdfield_field::FieldError::FixedValueOutOfRange(self.initial_value).into());
+            return Err(
+                crowdfield_field::FieldError::FixedValueOutOfRange(self.initial_value).into(),
+            );
         }
         Ok(())
     }
@@ -79,7 +89,11 @@ impl LocalMap {
         settings.validate()?;
         let anchor = lattice_cell(position, settings.cell_size);
         let field = Field::new(geometry(&settings, anchor)?, settings.initial_value);
-        Ok(Self { settings, field, anchor })
+        Ok(Self {
+            settings,
+            field,
+            anchor,
+        })
     }
 
     /// The settings.
@@ -97,7 +111,8 @@ impl LocalMap {
         let anchor = lattice_cell(position, self.settings.cell_size);
         let shift = anchor - self.anchor;
         if shift != IVec2::ZERO {
-            self.field.translate_by_cells(shift, self.settings.initial_value);
+            self.field
+                .translate_by_cells(shift, self.settings.initial_value);
             self.anchor = anchor;
         }
         self.reset_zones();
@@ -132,7 +147,9 @@ impl LocalMap {
 
     /// Stamps `shape` grown by `inflation` as obstacle into the update zone; returns cells set.
     pub fn stamp_obstacle(&mut self, shape: &Shape, inflation: f64, coverage: Coverage) -> usize {
-        let Ok(cells) = shape.cells(self.field.geometry(), inflation, coverage) else { return 0 };
+        let Ok(cells) = shape.cells(self.field.geometry(), inflation, coverage) else {
+            return 0;
+        };
         let centre = self.centre();
         let mut n = 0;
         for (x, y) in cells {
@@ -146,10 +163,17 @@ impl LocalMap {
 
     /// Sets the real goal's cells inside the window (border excluded) to 0.
     pub fn stamp_goal(&mut self, shape: &Shape) {
-        let Ok(cells) = shape.cells(self.field.geometry(), 0.0, Coverage::Centre) else { return };
+        let Ok(cells) = shape.cells(self.field.geometry(), 0.0, Coverage::Centre) else {
+            return;
+        };
         let n = self.settings.side;
         for (x, y) in cells {
-            if x > 0 && y > 0 && x < n - 1 && y < n - 1 && self.field.kind(x, y) == Some(CellKind::Free) {
+            if x > 0
+                && y > 0
+                && x < n - 1
+                && y < n - 1
+                && self.field.kind(x, y) == Some(CellKind::Free)
+            {
                 let _ = self.field.set_goal(x, y);
             }
         }
@@ -158,19 +182,31 @@ impl LocalMap {
     /// Sets the intermediate goal: the border cells nearest to where the ray from the centre
     /// along `direction` leaves the window. Returns the cells set (none for a zero direction).
     pub fn project_goal(&mut self, direction: DVec2) -> Vec<(usize, usize)> {
-        let Some(dir) = direction.try_normalize() else { return Vec::new() };
+        let Some(dir) = direction.try_normalize() else {
+            return Vec::new();
+        };
         let n = self.settings.side;
         let h = (n / 2) as f64;
         let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
         let mut border: Vec<(f64, usize, usize)> = (0..n)
             .flat_map(|i| [(i, 0), (i, n - 1), (0, i), (n - 1, i)])
-            .filter(|&(x, y)| !(x == 0 && y == 0 || x == 0 && y == n - 1 || x == n - 1 && y == 0 || x == n - 1 && y == n - 1))
-            .map(|(x, y)| ((DVec2::new(x as f64, y as f64) - exit).length_squared(), x, y))
+            // Corners touch no interior cell, so they never carry the goal.
+            .filter(|&(x, y)| (x != 0 && x != n - 1) || (y != 0 && y != n - 1))
+            .map(|(x, y)| {
+                (
+                    (DVec2::new(x as f64, y as f64) - exit).length_squared(),
+                    x,
+                    y,
+                )
+            })
             .collect();
         border.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.2, a.1).cmp(&(b.2, b.1))));
         border.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
-        let cells: Vec<(usize, usize)> =
-            border.iter().take(self.settings.goal_cells.max(1)).map(|&(_, x, y)| (x, y)).collect();
+        let cells: Vec<(usize, usize)> = border
+            .iter()
+            .take(self.settings.goal_cells.max(1))
+            .map(|&(_, x, y)| (x, y))
+            .collect();
         for &(x, y) in &cells {
             let _ = self.field.set_goal(x, y);
         }
@@ -179,7 +215,12 @@ impl LocalMap {
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps with `bias`.
     pub fn relax(&mut self, bias: &Bias) {
-        relax(&mut self.field, bias, &Relaxation::GAUSS_SEIDEL, self.settings.sweeps);
+        relax(
+            &mut self.field,
+            bias,
+            &Relaxation::GAUSS_SEIDEL,
+            self.settings.sweeps,
+        );
     }
 
     /// Descent at a world point (interpolated between cell centres).
@@ -210,8 +251,15 @@ mod tests {
         assert_eq!(c, IVec2::new(7, 7));
         m.field.potentials_mut()[7 * 15 + 8] = 0.123;
         m.recentre(DVec2::new(3.7, -1.7));
-        assert_eq!(m.field().geometry().world_to_cell(DVec2::new(3.7, -1.7)), IVec2::new(7, 7));
-        assert_eq!(m.field().potential(7, 7), Some(0.123), "warm start carried the value");
+        assert_eq!(
+            m.field().geometry().world_to_cell(DVec2::new(3.7, -1.7)),
+            IVec2::new(7, 7)
+        );
+        assert_eq!(
+            m.field().potential(7, 7),
+            Some(0.123),
+            "warm start carried the value"
+        );
     }
 
     #[test]
@@ -220,13 +268,18 @@ mod tests {
         m.recentre(DVec2::new(0.25, 0.25));
         let cells = m.project_goal(DVec2::X);
         assert_eq!(cells.len(), 3);
-        assert!(cells.iter().all(|&(x, y)| x == 14 && (6..=8).contains(&y)), "{cells:?}");
+        assert!(
+            cells.iter().all(|&(x, y)| x == 14 && (6..=8).contains(&y)),
+            "{cells:?}"
+        );
         m.recentre(DVec2::new(0.25, 0.25));
         let cells = m.project_goal(DVec2::new(-1.0, -1.0));
         assert!(cells.iter().all(|&(x, y)| x + y <= 2), "{cells:?}");
         // All other border cells stay 1.
         let n = 15;
-        let goals = (0..n * n).filter(|i| m.field().kinds()[*i] == CellKind::Goal).count();
+        let goals = (0..n * n)
+            .filter(|i| m.field().kinds()[*i] == CellKind::Goal)
+            .count();
         assert_eq!(goals, 3);
     }
 
@@ -235,11 +288,17 @@ mod tests {
         let mut m = LocalMap::new(LocalMapSettings::default(), DVec2::new(0.25, 0.25)).unwrap();
         m.recentre(DVec2::new(0.25, 0.25));
         // x = 3.05..3.45 m lies in local column 13 only (origin −3.5 m): the free ring.
-        let wall = Shape::Aabb { min: DVec2::new(3.05, -5.0), max: DVec2::new(3.45, 5.0) };
+        let wall = Shape::Aabb {
+            min: DVec2::new(3.05, -5.0),
+            max: DVec2::new(3.45, 5.0),
+        };
         assert_eq!(m.stamp_obstacle(&wall, 0.0, Coverage::Touch), 0);
         assert_eq!(m.field().kind(13, 7), Some(CellKind::Free));
         assert_eq!(m.field().kind(12, 7), Some(CellKind::Free));
-        let wall = Shape::Aabb { min: DVec2::new(2.05, -5.0), max: DVec2::new(2.45, 5.0) };
+        let wall = Shape::Aabb {
+            min: DVec2::new(2.05, -5.0),
+            max: DVec2::new(2.45, 5.0),
+        };
         m.stamp_obstacle(&wall, 0.0, Coverage::Touch);
         assert_eq!(m.field().kind(11, 7), Some(CellKind::Obstacle));
         assert_eq!(m.field().kind(11, 1), Some(CellKind::Free), "free ring row");
@@ -248,10 +307,19 @@ mod tests {
     #[test]
     fn bad_settings_are_rejected() {
         for side in [4, 14, 3, 103] {
-            let s = LocalMapSettings { side, ..Default::default() };
-            assert_eq!(LocalMap::new(s, DVec2::ZERO).err(), Some(SteerError::BadLocalMapSide(side)));
+            let s = LocalMapSettings {
+                side,
+                ..Default::default()
+            };
+            assert_eq!(
+                LocalMap::new(s, DVec2::ZERO).err(),
+                Some(SteerError::BadLocalMapSide(side))
+            );
         }
-        let s = LocalMapSettings { cell_size: 0.0, ..Default::default() };
+        let s = LocalMapSettings {
+            cell_size: 0.0,
+            ..Default::default()
+        };
         assert!(LocalMap::new(s, DVec2::ZERO).is_err());
     }
 }

@@ -9,7 +9,7 @@
 //! η  inertia:   d_t = (η d_{t−1} + (1 − η) g) / ‖·‖     (m_a = η / (1 − η))
 //! ```
 //!
-//! g is normalised before blending (digest 000 §4.2 [IMPL]: raw local gradients are 1e-2–1e-3,
+//! g is normalised before blending (digest 000 §4.2 \[IMPL\]: raw local gradients are 1e-2–1e-3,
 //! and blending them unnormalised would freeze the heading). Speed factors, with
 //! cos θ = g · d_{t−1}:
 //!
@@ -54,7 +54,13 @@ pub enum SpeedLaw {
 }
 
 /// Seed 000 Table 5.2: (lower bound of cos θ, factor), highest first.
-const FA_TABLE: [(f64, f64); 5] = [(0.92, 1.0), (0.71, 0.8), (0.60, 0.5), (0.30, 0.2), (0.01, 0.05)];
+const FA_TABLE: [(f64, f64); 5] = [
+    (0.92, 1.0),
+    (0.71, 0.8),
+    (0.60, 0.5),
+    (0.30, 0.2),
+    (0.01, 0.05),
+];
 
 impl SpeedLaw {
     /// The speed factor for a turn with cosine `cos`.
@@ -62,7 +68,10 @@ impl SpeedLaw {
         match self {
             SpeedLaw::Constant => 1.0,
             SpeedLaw::Cosine => cos.max(0.0),
-            SpeedLaw::FaTable => FA_TABLE.iter().find(|(lo, _)| cos >= *lo).map_or(0.0, |(_, f)| *f),
+            SpeedLaw::FaTable => FA_TABLE
+                .iter()
+                .find(|(lo, _)| cos >= *lo)
+                .map_or(0.0, |(_, f)| *f),
         }
     }
 }
@@ -133,17 +142,46 @@ mod tests {
 
     #[test]
     fn a_reversal_stops_but_turns() {
-        let (h, f) = decide(DVec2::X, DVec2::NEG_X, HeadingRule::Mass(4.0), SpeedLaw::FaTable);
+        let (h, f) = decide(
+            DVec2::X,
+            DVec2::NEG_X,
+            HeadingRule::Mass(4.0),
+            SpeedLaw::FaTable,
+        );
         assert_eq!(f, 0.0);
-        assert!((h - DVec2::X).length() < 1e-12, "m_a = 4 keeps the heading against a reversal");
-        let (h, f) = decide(DVec2::X, DVec2::new(-0.2, 1.0), HeadingRule::Mass(4.0), SpeedLaw::FaTable);
+        assert!(
+            (h - DVec2::X).length() < 1e-12,
+            "m_a = 4 keeps the heading against a reversal"
+        );
+        let (h, f) = decide(
+            DVec2::X,
+            DVec2::new(-0.2, 1.0),
+            HeadingRule::Mass(4.0),
+            SpeedLaw::FaTable,
+        );
         assert_eq!(f, 0.0);
         assert!(h.y > 0.0, "it still turns towards the descent");
     }
 
     #[test]
     fn first_step_and_zero_descent() {
-        assert_eq!(decide(DVec2::ZERO, DVec2::new(0.0, 3.0), HeadingRule::default(), SpeedLaw::FaTable), (DVec2::Y, 1.0));
-        assert_eq!(decide(DVec2::X, DVec2::ZERO, HeadingRule::default(), SpeedLaw::FaTable), (DVec2::X, 0.0));
+        assert_eq!(
+            decide(
+                DVec2::ZERO,
+                DVec2::new(0.0, 3.0),
+                HeadingRule::default(),
+                SpeedLaw::FaTable
+            ),
+            (DVec2::Y, 1.0)
+        );
+        assert_eq!(
+            decide(
+                DVec2::X,
+                DVec2::ZERO,
+                HeadingRule::default(),
+                SpeedLaw::FaTable
+            ),
+            (DVec2::X, 0.0)
+        );
     }
 }
