@@ -181,7 +181,7 @@ fn head_on_with_fa_never_overlaps_stops_and_both_arrive() {
         let mut stops = [0usize; 2];
         let mut resumed = [false; 2];
         let mut min_gap = f64::INFINITY;
-        let mut paths = vec![Vec::new(), Vec::new()];
+        let mut paths = [Vec::new(), Vec::new()];
         for _ in 0..600 {
             crowd.step();
             let p: Vec<DVec2> = ids
