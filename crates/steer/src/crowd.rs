@@ -110,6 +110,8 @@ pub struct AgentParams {
     pub on_arrival: ArrivalAction,
     /// Behaviour slots for (v, ε).
     pub behaviour: BehaviourSlots,
+    /// Facing at spawn (zero: take the first descent at full speed).
+    pub initial_heading: DVec2,
     /// Heading rule (default rule C, m_a = 4).
     pub heading: HeadingRule,
     /// Speed law (default the Fa table).
@@ -130,6 +132,7 @@ impl Default for AgentParams {
             arrival_radius: 0.5,
             on_arrival: ArrivalAction::Stop,
             behaviour: BehaviourSlots::default(),
+            initial_heading: DVec2::ZERO,
             heading: HeadingRule::default(),
             speed: SpeedLaw::default(),
             local_map: LocalMapSettings::default(),
@@ -327,6 +330,8 @@ impl Crowd {
     pub fn spawn(&mut self, params: AgentParams) -> Result<AgentId, SteerError> {
         let p = params.position;
         for (what, v) in [
+            ("initial heading x", params.initial_heading.x),
+            ("initial heading y", params.initial_heading.y),
             ("position.x", p.x),
             ("position.y", p.y),
             ("radius", params.radius),
@@ -390,7 +395,10 @@ impl Crowd {
         let agent = Agent {
             behaviour_state: BehaviourState::seeded(params.seed),
             position: p,
-            heading: DVec2::ZERO,
+            heading: params
+                .initial_heading
+                .try_normalize()
+                .unwrap_or(DVec2::ZERO),
             state,
             goal_index: 0,
             local,

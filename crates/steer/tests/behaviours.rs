@@ -1,0 +1,223 @@
+//! Behaviour and inertia scenarios of digest 000 §8.2 (tests 11, 12 and 14) in open areas.
+
+use crowdfield_field::Shape;
+use crowdfield_steer::{
+    AgentParams, AgentState, Behaviour, BehaviourSlots, Crowd, CrowdSettings, Frame, HeadingRule,
+    LocalMapSettings, SEED_OMEGA, SpeedLaw,
+};
+use glam::DVec2;
+
+struct Run {
+    path: Vec<DVec2>,
+    arrived: bool,
+}
+
+fn open_run(size: DVec2, start: DVec2, goal: Shape, mut params: AgentParams, budget: usize) -> Run {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: size,
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let g = crowd.add_goal(goal).unwrap();
+    params.position = start;
+    params.goals = vec![g];
+    let id = crowd.spawn(params).unwrap();
+    let mut path = vec![start];
+    for _ in 0..budget {
+        crowd.step();
+        path.push(crowd.agent(id).unwrap().position());
+        if crowd.agent(id).unwrap().state() == AgentState::Arrived {
+            break;
+        }
+    }
+    let arrived = crowd.agent(id).unwrap().state() == AgentState::Arrived;
+    Run { path, arrived }
+}
+
+fn params(behaviour: Behaviour, heading: HeadingRule, speed: SpeedLaw) -> AgentParams {
+    AgentParams {
+        radius: 0.25,
+        max_step: 0.3,
+        behaviour: BehaviourSlots::single(behaviour),
+        heading,
+        speed,
+        local_map: LocalMapSettings {
+            side: 15,
+            cell_size: 0.4,
+            sweeps: 30,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Dominant period (in steps) of a series, by the first autocorrelation peak after zero.
+fn dominant_period(series: &[f64]) -> usize {
+    let mean = series.iter().sum::<f64>() / series.len() as f64;
+    let x: Vec<f64> = series.iter().map(|v| v - mean).collect();
+    let ac = |lag: usize| -> f64 {
+        (0..x.len() - lag).map(|i| x[i] * x[i + lag]).sum::<f64>() / (x.len() - lag) as f64
+    };
+    let lags: Vec<f64> = (0..x.len() / 2).map(ac).collect();
+    let first_negative = lags.iter().position(|v| *v < 0.0).unwrap_or(1);
+    (first_negative..lags.len())
+        .max_by(|a, b| lags[*a].total_cmp(&lags[*b]))
+        .unwrap()
+}
+
+#[test]
+fn sinusoid_weaves_with_a_36_step_period() {
+    let size = DVec2::new(80.0, 20.0);
+    let goal = Shape::Aabb {
+        min: DVec2::new(77.0, 1.0),
+        max: DVec2::new(79.0, 19.0),
+    };
+    let b = Behaviour::Sinusoid {
+        epsilon: 1.0,
+        omega: SEED_OMEGA,
+    };
+    let run = open_run(
+        size,
+        DVec2::new(2.0, 10.0),
+        goal,
+        params(b, HeadingRule::default(), SpeedLaw::FaTable),
+        600,
+    );
+    assert!(run.arrived);
+    let lateral: Vec<f64> = run.path.iter().map(|p| p.y - 10.0).collect();
+    let amplitude = lateral.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let period = dominant_period(&lateral);
+    println!(
+        "sinusoid: period {period} steps, amplitude {amplitude:.2} m, {} steps",
+        run.path.len()
+    );
+    assert!((33..=39).contains(&period), "period {period}");
+    assert!(amplitude > 0.3, "no visible weave: {amplitude}");
+}
+
+fn heading_changes(path: &[DVec2]) -> Vec<f64> {
+    let dirs: Vec<DVec2> = path
+        .windows(2)
+        .filter_map(|w| (w[1] - w[0]).try_normalize())
+        .collect();
+    dirs.windows(2).map(|w| w[0].angle_to(w[1]).abs()).collect()
+}
+
+#[test]
+fn more_mass_smooths_the_heading_and_a_huge_mass_orbits() {
+    let size = DVec2::new(40.0, 20.0);
+    let goal = || Shape::Disc {
+        centre: DVec2::new(36.0, 10.0),
+        radius: 0.5,
+    };
+    let b = Behaviour::Constant {
+        epsilon: 0.7,
+        v: DVec2::new(0.7, 0.7),
+        frame: Frame::World,
+    };
+    let mut variances = Vec::new();
+    for ma in [0.0, 4.0, 12.0, 24.0] {
+        let run = open_run(
+            size,
+            DVec2::new(3.0, 10.0),
+            goal(),
+            params(b.clone(), HeadingRule::Mass(ma), SpeedLaw::FaTable),
+            1_000,
+        );
+        assert!(run.arrived, "m_a = {ma} did not arrive");
+        let h = heading_changes(&run.path);
+        let var = h.iter().map(|v| v * v).sum::<f64>() / h.len() as f64;
+        variances.push(var);
+    }
+    println!("heading-change mean squares {variances:.5?}");
+    for w in variances.windows(2) {
+        assert!(
+            w[1] <= w[0] * 1.05,
+            "not smoother with more mass: {variances:?}"
+        );
+    }
+    // At m_a = 100 the heading turns ~0.01 rad per step: a turning circle of ~30 m at 0.3 m per
+    // step, so the orbit needs room.
+    // The agent starts facing +y with the goal 20 m to its east.
+    let centre = DVec2::splat(60.0);
+    let orbiting = |ma: f64| {
+        let mut p = params(b.clone(), HeadingRule::Mass(ma), SpeedLaw::Constant);
+        p.initial_heading = DVec2::Y;
+        open_run(
+            DVec2::splat(120.0),
+            DVec2::new(40.0, 60.0),
+            Shape::Disc {
+                centre,
+                radius: 0.5,
+            },
+            p,
+            3_000,
+        )
+    };
+    assert!(orbiting(4.0).arrived, "m_a = 4 from the same start arrives");
+    let orbit = orbiting(100.0);
+    let closest = orbit
+        .path
+        .iter()
+        .map(|p| (*p - centre).length())
+        .fold(f64::INFINITY, f64::min);
+    // Orbiting: it keeps coming back past the goal (separate entries within 10 m) without
+    // ever arriving.
+    let mut passes = 0;
+    let mut inside = false;
+    for p in &orbit.path {
+        let near = (*p - centre).length() < 10.0;
+        if near && !inside {
+            passes += 1;
+        }
+        inside = near;
+    }
+    println!(
+        "m_a = 100: arrived {}, closest {closest:.2} m, {passes} passes",
+        orbit.arrived
+    );
+    assert!(!orbit.arrived, "m_a = 100 should orbit, not arrive");
+    assert!(passes >= 2, "it should keep circling back, {passes} passes");
+}
+
+#[test]
+#[ignore = "not reproduced yet: v6 dips first (lowest y 1.71 m at x = 2.8 m) and v5 later (1.78 m at \
+            x = 5.9 m); the seed's figure frame may differ from ours (digest 000 §2.8), see issue 3"]
+fn diagonal_v_towards_the_goal_turns_to_the_wall_earlier() {
+    // Digest 000 §8.2 test 11, in a corridor along +x: v5 = (0.7, −0.7) leans towards the goal,
+    // v6 = (−0.7, −0.7) away from it; v5 reaches its largest −y offset earlier.
+    let size = DVec2::new(30.0, 5.0);
+    let goal = || Shape::Aabb {
+        min: DVec2::new(28.0, 0.5),
+        max: DVec2::new(29.5, 4.5),
+    };
+    let offsets = |v: DVec2| {
+        let b = Behaviour::Constant {
+            epsilon: 0.7,
+            v,
+            frame: Frame::World,
+        };
+        let run = open_run(
+            size,
+            DVec2::new(1.5, 2.5),
+            goal(),
+            params(b, HeadingRule::default(), SpeedLaw::FaTable),
+            600,
+        );
+        assert!(run.arrived, "{v} did not arrive");
+        let (k, low) = run
+            .path
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (k, p.y))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        (run.path[k].x, low)
+    };
+    let (x5, y5) = offsets(DVec2::new(0.7, -0.7));
+    let (x6, y6) = offsets(DVec2::new(-0.7, -0.7));
+    println!("v5 lowest {y5:.2} m at x = {x5:.1}; v6 lowest {y6:.2} m at x = {x6:.1}");
+    assert!(y5 < 2.5 && y6 < 2.5, "both bend to −y");
+    assert!(x5 < x6, "v5 should reach its wall-ward extreme first");
+}
