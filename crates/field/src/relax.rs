@@ -231,20 +231,10 @@ fn sweep_forward<T: Potential>(
     wt: &Weights<T>,
     omega: f64,
 ) {
-    if omega == 1.0 {
-        for y in 1..h - 1 {
-            for i in y * w + 1..y * w + w - 1 {
-                if kinds[i] == CellKind::Free {
-                    p[i] = wt.update(p, i, w);
-                }
-            }
-        }
-    } else {
-        for y in 1..h - 1 {
-            for i in y * w + 1..y * w + w - 1 {
-                if kinds[i] == CellKind::Free {
-                    p[i] = blend(p[i], wt.update(p, i, w), omega);
-                }
+    for y in 1..h - 1 {
+        for i in y * w + 1..y * w + w - 1 {
+            if kinds[i] == CellKind::Free {
+                p[i] = blend(p[i], wt.update(p, i, w), omega);
             }
         }
     }
