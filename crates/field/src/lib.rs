@@ -43,8 +43,9 @@
 //!
 //! ## Precision
 //!
-//! [`Field`] is generic over [`Potential`] (`f64` default, `f32` for small local maps). Use
-//! `f64` for global maps: far from the goal p gets within 1e-8 of 1 and `f32` rounds it flat.
+//! [`Field`] is generic over [`Potential`] (`f64` default, `f32` for small local maps whose
+//! descent stays at or above 1e-5 per cell; see [`scalar`]). Use `f64` for global maps: far from
+//! the goal p gets within 1e-8 of 1 and `f32` rounds it flat.
 //!
 //! ## Modules
 //!

@@ -49,7 +49,8 @@ pub enum SweepOrder {
 pub struct Relaxation {
     /// The visiting order.
     pub order: SweepOrder,
-    /// ω: 1 is Gauss–Seidel, in (1, 2) is SOR. Values outside (0, 2) diverge and are clamped.
+    /// ω: 1 is Gauss–Seidel, in (1, 2) is SOR. Values outside (0, 2) diverge and are clamped;
+    /// a non-finite ω is treated as 1.
     pub omega: f64,
 }
 
@@ -174,7 +175,12 @@ fn sweep<T: Potential>(
     relaxation: &Relaxation,
     index: usize,
 ) {
-    let omega = relaxation.omega.clamp(1e-3, 1.999);
+    // A non-finite ω would poison every cell; fall back to Gauss–Seidel.
+    let omega = if relaxation.omega.is_finite() {
+        relaxation.omega.clamp(1e-3, 1.999)
+    } else {
+        1.0
+    };
     let (geometry, kinds, p) = field.parts_mut();
     let (w, h) = (geometry.width(), geometry.height());
     let wt = Weights::<T>::new(weights);
@@ -416,6 +422,17 @@ mod tests {
         assert_eq!(f.potential(3, 3), Some(0.7));
         assert_eq!(f.potential(5, 5), Some(1.0));
         assert_eq!(f.potential(8, 4), Some(0.0));
+    }
+
+    #[test]
+    fn a_non_finite_omega_does_not_poison_the_field() {
+        let mut f = room(9);
+        relax(&mut f, &Bias::HARMONIC, &Relaxation::sor(f64::NAN), 20);
+        assert!(
+            f.potentials()
+                .iter()
+                .all(|p| p.is_finite() && (0.0..=1.0).contains(p))
+        );
     }
 
     #[test]

@@ -150,6 +150,5 @@ proptest! {
                 prop_assert!(steps <= w * h);
             }
         }
-        let _ = h;
     }
 }

@@ -99,10 +99,12 @@ impl Behaviour {
     pub fn validate(&self) -> Result<(), FieldError> {
         let eps = match self {
             Behaviour::Harmonic => return Ok(()),
-            Behaviour::Constant { epsilon, v, .. } => {
-                // In the flow frame v is rotated, so its components can reach |v|.
+            Behaviour::Constant { epsilon, v, frame } => {
                 Bias::new(*epsilon, *v)?;
-                Bias::new(*epsilon, DVec2::splat(v.length()))?;
+                if *frame == Frame::GlobalFlow {
+                    // Rotated into the flow frame, a component can reach |v|.
+                    Bias::new(*epsilon, DVec2::splat(v.length()))?;
+                }
                 return Ok(());
             }
             Behaviour::Sinusoid { epsilon, omega } | Behaviour::Drunk { epsilon, omega } => {
@@ -379,6 +381,14 @@ mod tests {
             .is_err()
         );
         assert!(Behaviour::SWERVE_RIGHT.validate().is_ok());
+        // The world frame is checked as given; the flow frame for any rotation of v.
+        let diagonal = |frame| Behaviour::Constant {
+            epsilon: 2.0,
+            v: DVec2::ONE,
+            frame,
+        };
+        assert!(diagonal(Frame::World).validate().is_ok());
+        assert!(diagonal(Frame::GlobalFlow).validate().is_err());
         assert!(
             BehaviourSlots {
                 dvis: -1.0,

@@ -342,11 +342,14 @@ impl Crowd {
                 return Err(crowdfield_field::FieldError::NonFinite { what, value: v }.into());
             }
         }
-        if params.radius <= 0.0 || params.max_step < 0.0 || params.arrival_radius < 0.0 {
-            return Err(crowdfield_field::FieldError::BadExtent(
-                params.radius.min(params.max_step),
-            )
-            .into());
+        for (value, ok) in [
+            (params.radius, params.radius > 0.0),
+            (params.max_step, params.max_step >= 0.0),
+            (params.arrival_radius, params.arrival_radius >= 0.0),
+        ] {
+            if !ok {
+                return Err(crowdfield_field::FieldError::BadExtent(value).into());
+            }
         }
         if p.x < self.settings.min.x
             || p.y < self.settings.min.y
@@ -484,6 +487,15 @@ impl Crowd {
             let Some(plan) = plan else { continue };
             let id = AgentId(i as u32);
             let agent = self.agents[i].as_mut().expect("planned agents exist");
+            if plan.unreachable {
+                // Reported and skipped: it holds its position and re-checks every step.
+                if agent.state != AgentState::Unreachable {
+                    report.unreachable.push(id);
+                }
+                agent.state = AgentState::Unreachable;
+                agent.speed_factor = 0.0;
+                continue;
+            }
             let start = agent.position;
             let moved = guard_step(
                 start,
@@ -501,13 +513,6 @@ impl Crowd {
             agent.bias = plan.bias;
             if plan.recovered {
                 report.recovered.push(id);
-            }
-            if plan.unreachable {
-                if agent.state != AgentState::Unreachable {
-                    report.unreachable.push(id);
-                }
-                agent.state = AgentState::Unreachable;
-                continue;
             }
             let before = agent.state;
             agent.state = if moved.length() < 1e-9 {
@@ -591,6 +596,17 @@ impl Crowd {
                 .distance(pos)
                 .map_or(true, |d| d > agent.params.arrival_radius);
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
+        if unreachable {
+            // No route: skip sensing and relaxation altogether.
+            return Plan {
+                displacement: DVec2::ZERO,
+                heading: agent.heading,
+                speed_factor: 0.0,
+                bias: agent.bias,
+                unreachable,
+                recovered,
+            };
+        }
 
         // Neighbours within the window.
         let half = agent.params.local_map.width() * 0.5;
@@ -775,15 +791,20 @@ fn guard_step(
             near.push(c);
         }
     });
+    // Clearance from each static shape at the start, computed once for all tries.
+    let start_clearance: Vec<f64> = statics
+        .iter()
+        .map(|s| s.distance(start).unwrap_or(0.0))
+        .collect();
     let ok = |p: DVec2| {
         near.iter().all(|(q, r)| {
             let need = radius + r;
             let now = (p - *q).length();
             now >= need || now >= (start - *q).length()
-        }) && statics.iter().all(|s| {
-            s.distance(p)
-                .is_ok_and(|d| d >= radius || d >= s.distance(start).unwrap_or(0.0))
-        })
+        }) && statics
+            .iter()
+            .zip(&start_clearance)
+            .all(|(s, before)| s.distance(p).is_ok_and(|d| d >= radius || d >= *before))
     };
     let mut t = 1.0;
     for _ in 0..8 {
