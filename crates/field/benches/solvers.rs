@@ -1,5 +1,5 @@
 //! Time to solve a 256×256 harmonic global map to residual 1e-6 with Gauss–Seidel, SOR and the
-//! multigrid solver, beside one Jacobi sweep of the same map (the practical roof, in cell
+//! multigrid solver (with a fresh and with a kept workspace), beside one Jacobi sweep of the same map (the practical roof, in cell
 //! updates per second).
 //!
 //! `cargo bench -p crowdfield_field --bench solvers`. The map is `common::room(256)`: a walled
@@ -11,7 +11,9 @@ mod common;
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use crowdfield_field::{Bias, MultigridSolver, Relaxation, Tolerance, jacobi_sweep, relax_until};
+use crowdfield_field::{
+    Bias, MultigridSolver, MultigridWorkspace, Relaxation, Tolerance, jacobi_sweep, relax_until,
+};
 
 const SIDE: usize = 256;
 const TOLERANCE: f64 = 1e-6;
@@ -47,6 +49,21 @@ fn solvers(c: &mut Criterion) {
             |mut f| {
                 let r = MultigridSolver::new()
                     .solve(&mut f, &Bias::HARMONIC, TOLERANCE)
+                    .unwrap();
+                assert!(r.converged);
+                black_box(f)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The same solve with work memory kept between solves, as a game that rebuilds maps does.
+    let mut workspace = MultigridWorkspace::new();
+    group.bench_function(BenchmarkId::new("multigrid_kept_workspace", SIDE), |b| {
+        b.iter_batched(
+            fresh,
+            |mut f| {
+                let r = MultigridSolver::new()
+                    .solve_with(&mut workspace, &mut f, &Bias::HARMONIC, TOLERANCE)
                     .unwrap();
                 assert!(r.converged);
                 black_box(f)

@@ -93,7 +93,7 @@ pub use error::FieldError;
 pub use field::{CellKind, Field};
 pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalStack};
 pub use grid::GridGeometry;
-pub use multigrid::{MultigridSolver, SolveReport};
+pub use multigrid::{MultigridSolver, MultigridWorkspace, SolveReport};
 pub use raster::{Coverage, Shape, rasterise_goal, rasterise_obstacle};
 pub use relax::{RelaxReport, Relaxation, SweepOrder, Tolerance, jacobi_sweep, relax, relax_until};
 pub use scalar::Potential;
