@@ -9,7 +9,9 @@ mod common;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use crowdfield_field::{Bias, Potential, Relaxation, SweepOrder, jacobi_sweep, relax};
+use crowdfield_field::{
+    BATCH_LANES, Bias, FieldBatch, Potential, Relaxation, SweepOrder, jacobi_sweep, relax,
+};
 use glam::DVec2;
 
 fn kernels(c: &mut Criterion) {
@@ -38,6 +40,7 @@ fn kernels(c: &mut Criterion) {
             &bias,
             Relaxation::GAUSS_SEIDEL,
         );
+        bench_batch(&mut group, side, &bias);
         bench_jacobi::<f64>(&mut group, "jacobi", side, &bias);
         bench_jacobi::<f32>(&mut group, "jacobi_f32", side, &bias);
     }
@@ -59,6 +62,27 @@ fn bench_in_place<T: Potential>(
     ));
     group.bench_function(BenchmarkId::new(name, side), |b| {
         b.iter(|| relax(black_box(&mut field), bias, &relaxation, sweeps))
+    });
+}
+
+/// Lexicographic Gauss–Seidel on [`BATCH_LANES`] maps at once (one per SIMD lane); throughput
+/// counts the free cells of all lanes.
+fn bench_batch(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    side: usize,
+    bias: &Bias,
+) {
+    let field = common::room::<f64>(side, 0.9);
+    let mut batch = FieldBatch::new(side, side);
+    for lane in 0..BATCH_LANES {
+        batch.load(lane, &field, bias);
+    }
+    let sweeps = (65_536 / (side * side)).max(1);
+    group.throughput(Throughput::Elements(
+        common::free_cells(&field) * (sweeps * BATCH_LANES) as u64,
+    ));
+    group.bench_function(BenchmarkId::new("gauss_seidel_batch", side), |b| {
+        b.iter(|| black_box(&mut batch).relax(sweeps))
     });
 }
 

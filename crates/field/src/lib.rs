@@ -55,6 +55,8 @@
 //! - [`bias`]: (v, ε), validation, the stencil weights and the printed reference update.
 //! - [`relax`](mod@relax): Gauss–Seidel (lexicographic, alternating, red–black), SOR and Jacobi sweeps;
 //!   stopping on a residual or a sweep cap.
+//! - [`batch`]: lexicographic Gauss–Seidel on up to eight same-size maps at once, one per SIMD
+//!   lane, bit-identical to relaxing each alone (agents' local maps).
 //! - [`multigrid`]: an O(N) solver for large global maps.
 //! - [`flatness`]: detection of flat regions (‖∇p‖ < 1e-8) and recovery with a stack of
 //!   sub-goals at p = 1 − 1e-5 (seed 000 §3.2.2).
@@ -78,6 +80,7 @@
 //! # Ok::<(), crowdfield_field::FieldError>(())
 //! ```
 
+pub mod batch;
 pub mod bias;
 pub mod error;
 pub mod field;
@@ -88,6 +91,7 @@ pub mod raster;
 pub mod relax;
 pub mod scalar;
 
+pub use batch::{BATCH_LANES, FieldBatch};
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};

@@ -88,6 +88,18 @@ impl Shape {
         self.cores().map(|_| ())
     }
 
+    /// The axis-aligned box `(min, max)` containing the shape (thickness and radius included).
+    pub fn bounds(&self) -> Result<(DVec2, DVec2), FieldError> {
+        let (cores, radius) = self.cores()?;
+        let (mut lo, mut hi) = (DVec2::INFINITY, DVec2::NEG_INFINITY);
+        for core in &cores {
+            let (a, b) = core_bounds(core);
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+        Ok((lo - DVec2::splat(radius), hi + DVec2::splat(radius)))
+    }
+
     /// The convex cores and the radius around them.
     fn cores(&self) -> Result<(Vec<Core>, f64), FieldError> {
         let finite = |p: DVec2| -> Result<DVec2, FieldError> {

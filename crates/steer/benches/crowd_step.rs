@@ -1,8 +1,10 @@
 //! Agent-steps per second of the full planner step (global descent, behaviour, local map
 //! re-centring, stamping, 30 or 60 sweeps, decision, collision guard) in an open area with
-//! obstacles. `cargo bench -p crowdfield_steer --bench crowd_step`.
+//! pillars, for 1k, 10k and 100k agents on 15×15 maps, with 1 and 2 threads.
 //!
-//! Single-threaded, unbatched baseline: one agent's local map at a time.
+//! `cargo bench -p crowdfield_steer --bench crowd_step` (all), or a filter such as
+//! `-- 'crowd_step/1000/'`. Ids read `crowd_step/<agents>/<sweeps>_sweeps_<threads>t/<live>`,
+//! where `<live>` is the number of agents actually placed (the plaza's rows clip a few).
 
 use std::hint::black_box;
 
@@ -81,27 +83,47 @@ fn plaza(agents: usize, sweeps: usize) -> Crowd {
 }
 
 fn steps(c: &mut Criterion) {
-    let mut group = c.benchmark_group("crowd_step");
-    group.sample_size(10);
-    for agents in [1_000usize] {
+    let pools: Vec<(usize, rayon::ThreadPool)> = [1usize, 2]
+        .into_iter()
+        .map(|n| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap();
+            (n, pool)
+        })
+        .collect();
+    for agents in [1_000usize, 10_000, 100_000] {
+        let mut group = c.benchmark_group(format!("crowd_step/{agents}"));
+        group.sample_size(10);
+        if agents >= 100_000 {
+            group.warm_up_time(std::time::Duration::from_millis(100));
+            group.measurement_time(std::time::Duration::from_secs(8));
+        }
         for sweeps in [30usize, 60] {
-            // Measure the tenth step of a fresh crowd each time, so arrivals never thin it out.
+            // Measure the sixth step of a fresh crowd each time, so arrivals never thin it
+            // out.
             let mut warm = plaza(agents, sweeps);
-            for _ in 0..9 {
-                warm.step();
-            }
+            pools[1].1.install(|| {
+                for _ in 0..5 {
+                    warm.step();
+                }
+            });
             let n = warm.agents().count() as u64;
             group.throughput(Throughput::Elements(n));
-            group.bench_function(BenchmarkId::new(format!("{sweeps}_sweeps"), n), |b| {
-                b.iter_batched(
-                    || warm.clone(),
-                    |mut crowd| black_box(crowd.step()),
-                    BatchSize::LargeInput,
-                )
-            });
+            for (threads, pool) in &pools {
+                let id = BenchmarkId::new(format!("{sweeps}_sweeps_{threads}t"), n);
+                group.bench_function(id, |b| {
+                    b.iter_batched(
+                        || warm.clone(),
+                        |mut crowd| pool.install(|| black_box(crowd.step())),
+                        BatchSize::LargeInput,
+                    )
+                });
+            }
         }
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group!(benches, steps);

@@ -22,13 +22,20 @@
 use glam::DVec2;
 
 use crowdfield_field::{
-    Bias, CellKind, Coverage, Field, GridGeometry, MultigridSolver, Shape, SubgoalStack, raster,
+    BATCH_LANES, Bias, CellKind, Coverage, Field, FieldBatch, GridGeometry, MultigridSolver, Shape,
+    SubgoalStack, raster,
 };
+use rayon::prelude::*;
 
 use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
+use crate::static_raster::StaticRaster;
+
+/// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
+/// rasterise static shapes themselves each step.
+const MAX_STATIC_RASTERS: usize = 32;
 
 /// World-wide settings of a crowd.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -146,6 +153,8 @@ impl Default for AgentParams {
 pub struct Goal {
     shape: Shape,
     centre: DVec2,
+    /// Bounding box of the shape, to skip stamping it into windows far away.
+    bounds: (DVec2, DVec2),
     map: Field<f64>,
 }
 
@@ -179,6 +188,33 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Whether the agent takes part in planning (everything but arrived).
+    fn plans(&self) -> bool {
+        matches!(
+            self.state,
+            AgentState::Moving | AgentState::Waiting | AgentState::Stuck | AgentState::Unreachable
+        )
+    }
+
+    /// Heading and speed from the relaxed local map.
+    fn decide(&self, bias: Bias, recovered: bool) -> Plan {
+        let descent = self.local.descent_at(self.position);
+        let (heading, factor) = decide(
+            self.heading,
+            descent,
+            self.params.heading,
+            self.params.speed,
+        );
+        Plan {
+            displacement: heading * self.params.max_step * factor,
+            heading,
+            speed_factor: factor,
+            bias,
+            unreachable: false,
+            recovered,
+        }
+    }
+
     /// Current position.
     pub fn position(&self) -> DVec2 {
         self.position
@@ -243,6 +279,22 @@ pub struct Crowd {
     goals: Vec<Goal>,
     agents: Vec<Option<Agent>>,
     step: u64,
+    /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius).
+    rasters: Vec<((u64, u64), StaticRaster)>,
+    /// Agent positions for overlap checks while spawning; dropped when agents move or leave.
+    spawn_index: Option<SpatialHash>,
+    /// Largest agent radius ever spawned.
+    largest_radius: f64,
+}
+
+/// An agent's step after sensing and stamping.
+enum Prepared {
+    /// Not planning (arrived or removed).
+    Idle,
+    /// Planned without relaxation (no route).
+    Done(Plan),
+    /// Local map stamped; relax it with `bias`, then decide.
+    Relax { bias: Bias, recovered: bool },
 }
 
 struct Plan {
@@ -274,6 +326,9 @@ impl Crowd {
             goals: Vec::new(),
             agents: Vec::new(),
             step: 0,
+            rasters: Vec::new(),
+            spawn_index: None,
+            largest_radius: 0.0,
         })
     }
 
@@ -317,7 +372,13 @@ impl Crowd {
         }
         MultigridSolver::new().solve(&mut map, &Bias::HARMONIC, self.settings.global_tolerance)?;
         let centre = shape_centre(&shape);
-        self.goals.push(Goal { shape, centre, map });
+        let bounds = shape.bounds()?;
+        self.goals.push(Goal {
+            shape,
+            centre,
+            bounds,
+            map,
+        });
         Ok(GoalId(self.goals.len() as u32 - 1))
     }
 
@@ -378,16 +439,30 @@ impl Crowd {
         {
             return Err(SteerError::InsideObstacle { x: p.x, y: p.y });
         }
-        for (i, other) in self.agents.iter().enumerate() {
-            if let Some(o) = other
+        if self.spawn_index.is_none() {
+            let points: Vec<Option<(DVec2, f64)>> = self
+                .agents
+                .iter()
+                .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
+                .collect();
+            self.spawn_index = Some(SpatialHash::build(&points, SPAWN_CELL));
+        }
+        let index = self.spawn_index.as_mut().expect("built above");
+        let mut overlap = None;
+        index.for_each_near(p, params.radius + self.largest_radius, |i| {
+            if overlap.is_none()
+                && let Some(o) = &self.agents[i]
                 && (o.position - p).length() < o.params.radius + params.radius
             {
-                return Err(SteerError::OverlapsAgent {
-                    x: p.x,
-                    y: p.y,
-                    other: i as u32,
-                });
+                overlap = Some(i);
             }
+        });
+        if let Some(i) = overlap {
+            return Err(SteerError::OverlapsAgent {
+                x: p.x,
+                y: p.y,
+                other: i as u32,
+            });
         }
         let local = LocalMap::new(params.local_map, p)?;
         let state = if params.goals.is_empty() {
@@ -412,8 +487,13 @@ impl Crowd {
             progress_mark: p,
             params,
         };
+        let id = self.agents.len();
+        self.largest_radius = self.largest_radius.max(agent.params.radius);
+        if let Some(index) = &mut self.spawn_index {
+            index.insert(id, p);
+        }
         self.agents.push(Some(agent));
-        Ok(AgentId(self.agents.len() as u32 - 1))
+        Ok(AgentId(id as u32))
     }
 
     /// An agent by id (`None` once removed).
@@ -447,40 +527,85 @@ impl Crowd {
             .agents
             .get_mut(id.0 as usize)
             .ok_or(SteerError::UnknownAgent(id.0))?;
+        self.spawn_index = None;
         slot.take()
             .map(|_| ())
             .ok_or(SteerError::UnknownAgent(id.0))
     }
 
     /// One planner step for every agent.
+    ///
+    /// Sensing, stamping and decisions run in parallel over agents and the local maps are
+    /// relaxed [`BATCH_LANES`] at a time ([`FieldBatch`]); every agent's plan depends only on the
+    /// snapshot and its own state, and the commit runs in id order, so the results are the same
+    /// with any number of threads.
     pub fn step(&mut self) -> StepReport {
+        self.spawn_index = None;
         let snapshot: Vec<Option<(DVec2, f64)>> = self
             .agents
             .iter()
             .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
             .collect();
         let hash = SpatialHash::build(&snapshot, self.max_reach());
-        let mut plans: Vec<Option<Plan>> = Vec::with_capacity(self.agents.len());
-        for i in 0..self.agents.len() {
-            let plan = match &self.agents[i] {
-                Some(a)
-                    if matches!(
-                        a.state,
-                        AgentState::Moving
-                            | AgentState::Waiting
-                            | AgentState::Stuck
-                            | AgentState::Unreachable
-                    ) =>
-                {
-                    let mut agent = self.agents[i].take().expect("checked above");
-                    let plan = self.plan(i, &mut agent, &snapshot, &hash);
-                    self.agents[i] = Some(agent);
-                    Some(plan)
+        self.update_rasters();
+        let world = World {
+            statics: &self.statics,
+            goals: &self.goals,
+            step: self.step,
+            rasters: &self.rasters,
+        };
+        // 1. Sense, choose (v, ε), stamp the local map and project the intermediate goal.
+        let prepared: Vec<Prepared> = self
+            .agents
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, slot)| match slot {
+                Some(agent) if agent.plans() => world.prepare(i, agent, &snapshot, &hash),
+                _ => Prepared::Idle,
+            })
+            .collect();
+        // 2. Relax the local maps in batches of agents with the same map size and sweeps.
+        let mut relaxing: Vec<(usize, usize, &mut Agent, Bias)> = self
+            .agents
+            .iter_mut()
+            .zip(&prepared)
+            .filter_map(|(slot, p)| match (slot, p) {
+                (Some(agent), Prepared::Relax { bias, .. }) => {
+                    let s = agent.params.local_map;
+                    Some((s.side, s.sweeps, agent, *bias))
                 }
                 _ => None,
-            };
-            plans.push(plan);
+            })
+            .collect();
+        relaxing.sort_by_key(|(side, sweeps, _, _)| (*side, *sweeps));
+        for group in relaxing.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)) {
+            let (side, sweeps) = (group[0].0, group[0].1);
+            group.par_chunks_mut(BATCH_LANES).for_each(|chunk| {
+                let mut batch = FieldBatch::new(side, side);
+                for (lane, (_, _, agent, bias)) in chunk.iter().enumerate() {
+                    batch.load(lane, agent.local.field(), bias);
+                }
+                batch.relax(sweeps);
+                for (lane, (_, _, agent, _)) in chunk.iter_mut().enumerate() {
+                    batch.store(lane, agent.local.field_mut());
+                }
+            });
         }
+        drop(relaxing);
+        // 3. Decide headings and speeds from the relaxed maps.
+        let plans: Vec<Option<Plan>> = self
+            .agents
+            .par_iter()
+            .zip(prepared)
+            .map(|(slot, p)| match (slot, p) {
+                (_, Prepared::Idle) => None,
+                (_, Prepared::Done(plan)) => Some(plan),
+                (Some(agent), Prepared::Relax { bias, recovered }) => {
+                    Some(agent.decide(bias, recovered))
+                }
+                (None, Prepared::Relax { .. }) => None,
+            })
+            .collect();
         let mut report = StepReport::default();
         let mut committed: Vec<Option<(DVec2, f64)>> = snapshot.clone();
         for (i, plan) in plans.into_iter().enumerate() {
@@ -565,6 +690,32 @@ impl Crowd {
         report
     }
 
+    /// Builds the static rasters planning agents need and do not have yet.
+    fn update_rasters(&mut self) {
+        let reach = self.max_reach() + 2.0;
+        let (min, max) = (
+            self.settings.min - DVec2::splat(reach),
+            self.settings.max + DVec2::splat(reach),
+        );
+        for agent in self.agents.iter().flatten() {
+            let key = raster_key(agent.params.local_map.cell_size, agent.params.radius);
+            if self.rasters.len() >= MAX_STATIC_RASTERS
+                || self.rasters.iter().any(|(k, _)| *k == key)
+            {
+                continue;
+            }
+            if let Some(r) = StaticRaster::build(
+                &self.statics,
+                agent.params.local_map.cell_size,
+                agent.params.radius,
+                min,
+                max,
+            ) {
+                self.rasters.push((key, r));
+            }
+        }
+    }
+
     fn max_reach(&self) -> f64 {
         self.agents
             .iter()
@@ -572,15 +723,25 @@ impl Crowd {
             .map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2)
             .fold(1.0, f64::max)
     }
+}
 
-    /// Plans one agent's step from the snapshot.
-    fn plan(
+/// What planning reads besides the snapshot: shared by all agents, never written during a step.
+struct World<'a> {
+    statics: &'a [Shape],
+    goals: &'a [Goal],
+    step: u64,
+    rasters: &'a [((u64, u64), StaticRaster)],
+}
+
+impl World<'_> {
+    /// Prepares one agent's step from the snapshot: everything up to relaxation.
+    fn prepare(
         &self,
         index: usize,
         agent: &mut Agent,
         snapshot: &[Option<(DVec2, f64)>],
         hash: &SpatialHash,
-    ) -> Plan {
+    ) -> Prepared {
         let pos = agent.position;
         let goal_id = agent.params.goals[agent.goal_index];
         let goal = &self.goals[goal_id.0 as usize];
@@ -598,14 +759,14 @@ impl Crowd {
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
         if unreachable {
             // No route: skip sensing and relaxation altogether.
-            return Plan {
+            return Prepared::Done(Plan {
                 displacement: DVec2::ZERO,
                 heading: agent.heading,
                 speed_factor: 0.0,
                 bias: agent.bias,
                 unreachable,
                 recovered,
-            };
+            });
         }
 
         // Neighbours within the window.
@@ -660,40 +821,32 @@ impl Crowd {
         let local = &mut agent.local;
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();
-        for shape in &self.statics {
-            if shape_near(shape, lo, hi, radius) {
-                local.stamp_obstacle(shape, radius, Coverage::Touch);
+        let key = raster_key(agent.params.local_map.cell_size, radius);
+        match self.rasters.iter().find(|(k, _)| *k == key) {
+            Some((_, raster)) => {
+                local.stamp_lattice(|cell| raster.blocked(cell));
+            }
+            None => {
+                for shape in self.statics {
+                    if shape_near(shape, lo, hi, radius) {
+                        local.stamp_obstacle(shape, radius, Coverage::Touch);
+                    }
+                }
             }
         }
         for (q, r) in &neighbours {
-            let disc = Shape::Disc {
-                centre: *q,
-                radius: *r,
-            };
-            local.stamp_obstacle(&disc, radius, Coverage::Centre);
+            local.stamp_disc(*q, *r, radius);
         }
-        local.stamp_goal(&goal.shape);
+        let (glo, ghi) = goal.bounds;
+        if glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
+            local.stamp_goal(&goal.shape);
+        }
         local.project_goal(if flow_dir != DVec2::ZERO {
             flow_dir
         } else {
             goal.centre - pos
         });
-        local.relax(&bias);
-        let descent = local.descent_at(pos);
-        let (heading, factor) = decide(
-            agent.heading,
-            descent,
-            agent.params.heading,
-            agent.params.speed,
-        );
-        Plan {
-            displacement: heading * agent.params.max_step * factor,
-            heading,
-            speed_factor: factor,
-            bias,
-            unreachable,
-            recovered,
-        }
+        Prepared::Relax { bias, recovered }
     }
 }
 
@@ -749,6 +902,10 @@ fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
             max: DVec2::new(max.x + t, max.y),
         },
     ]
+}
+
+fn raster_key(cell_size: f64, radius: f64) -> (u64, u64) {
+    (cell_size.to_bits(), radius.to_bits())
 }
 
 fn shape_near(shape: &Shape, lo: DVec2, hi: DVec2, inflation: f64) -> bool {
@@ -816,7 +973,11 @@ fn guard_step(
     DVec2::ZERO
 }
 
+/// Cell size of the spawn-time agent index.
+const SPAWN_CELL: f64 = 2.0;
+
 /// A uniform grid over agent positions.
+#[derive(Debug, Clone)]
 struct SpatialHash {
     cell: f64,
     buckets: std::collections::HashMap<(i64, i64), Vec<usize>>,
@@ -832,6 +993,14 @@ impl SpatialHash {
             }
         }
         Self { cell, buckets }
+    }
+
+    /// Adds point `i` at `p`.
+    fn insert(&mut self, i: usize, p: DVec2) {
+        self.buckets
+            .entry(Self::key(p, self.cell))
+            .or_default()
+            .push(i);
     }
 
     fn key(p: DVec2, cell: f64) -> (i64, i64) {

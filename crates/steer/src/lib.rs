@@ -23,6 +23,7 @@ pub mod crowd;
 pub mod error;
 pub mod local_map;
 pub mod motion;
+mod static_raster;
 
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
 pub use crowd::{

@@ -106,6 +106,11 @@ impl LocalMap {
         &self.field
     }
 
+    /// The potentials and kinds, for batched relaxation.
+    pub(crate) fn field_mut(&mut self) -> &mut Field<f64> {
+        &mut self.field
+    }
+
     /// Moves the window onto the lattice cell containing `position`, carrying potentials.
     pub fn recentre(&mut self, position: DVec2) {
         let anchor = lattice_cell(position, self.settings.cell_size);
@@ -156,6 +161,52 @@ impl LocalMap {
             if (x, y) != centre && self.in_update_zone(x, y) {
                 let _ = self.field.set_obstacle(x, y);
                 n += 1;
+            }
+        }
+        n
+    }
+
+    /// Stamps every update-zone cell (but the agent's own) whose world-lattice cell `blocked`
+    /// says is covered; returns cells set.
+    pub(crate) fn stamp_lattice(&mut self, blocked: impl Fn(IVec2) -> bool) -> usize {
+        let lo = 1 + self.settings.free_zone;
+        let hi = self.settings.side - 1 - self.settings.free_zone;
+        let half = (self.settings.side / 2) as i32;
+        let centre = self.centre();
+        let mut n = 0;
+        for y in lo..hi {
+            for x in lo..hi {
+                let cell = self.anchor + IVec2::new(x as i32 - half, y as i32 - half);
+                if (x, y) != centre && blocked(cell) {
+                    let _ = self.field.set_obstacle(x, y);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Stamps a disc of radius `reach` around `centre` with centre coverage (a cell is covered
+    /// when its centre lies in the disc) into the update zone, never the agent's own cell:
+    /// the same cells as [`Self::stamp_obstacle`] with a [`Shape::Disc`] and
+    /// [`Coverage::Centre`], without building the shape's cell list.
+    pub(crate) fn stamp_disc(&mut self, centre: DVec2, radius: f64, inflation: f64) -> usize {
+        let reach = radius + inflation;
+        let g = *self.field.geometry();
+        let half = DVec2::splat(g.cell_size() * 0.5);
+        let lo = g.world_to_cell(centre - DVec2::splat(reach) - half);
+        let hi = g.world_to_cell(centre + DVec2::splat(reach) + half);
+        let zone_lo = (1 + self.settings.free_zone) as i32;
+        let zone_hi = (self.settings.side - 1 - self.settings.free_zone) as i32 - 1;
+        let own = self.centre();
+        let mut n = 0;
+        for y in lo.y.max(zone_lo)..=hi.y.min(zone_hi) {
+            for x in lo.x.max(zone_lo)..=hi.x.min(zone_hi) {
+                let (x, y) = (x as usize, y as usize);
+                if (x, y) != own && (g.cell_centre(x, y) - centre).length() <= reach {
+                    let _ = self.field.set_obstacle(x, y);
+                    n += 1;
+                }
             }
         }
         n
@@ -302,6 +353,58 @@ mod tests {
         m.stamp_obstacle(&wall, 0.0, Coverage::Touch);
         assert_eq!(m.field().kind(11, 7), Some(CellKind::Obstacle));
         assert_eq!(m.field().kind(11, 1), Some(CellKind::Free), "free ring row");
+    }
+
+    /// The fast stamping paths cover exactly the cells the general rasteriser covers.
+    #[test]
+    fn lattice_and_disc_stamps_match_shape_stamps() {
+        use crate::static_raster::StaticRaster;
+        let statics = vec![
+            Shape::RotatedBox {
+                centre: DVec2::new(1.3, 0.7),
+                half_extents: DVec2::new(1.5, 0.2),
+                angle: 0.6,
+            },
+            Shape::Disc {
+                centre: DVec2::new(-1.9, -1.1),
+                radius: 0.7,
+            },
+            Shape::Segment {
+                a: DVec2::new(-3.0, 2.0),
+                b: DVec2::new(0.5, 2.9),
+                thickness: 0.1,
+            },
+        ];
+        let s = LocalMapSettings::default();
+        let radius = 0.27;
+        let raster = StaticRaster::build(
+            &statics,
+            s.cell_size,
+            radius,
+            DVec2::splat(-20.0),
+            DVec2::splat(20.0),
+        )
+        .unwrap();
+        for k in 0..40 {
+            let pos = DVec2::new(-2.0 + 0.137 * k as f64, 1.5 - 0.091 * k as f64);
+            let mut slow = LocalMap::new(s, pos).unwrap();
+            let mut fast = slow.clone();
+            for shape in &statics {
+                slow.stamp_obstacle(shape, radius, Coverage::Touch);
+            }
+            fast.stamp_lattice(|c| raster.blocked(c));
+            let other = pos + DVec2::new(0.9 - 0.05 * k as f64, 0.4);
+            slow.stamp_obstacle(
+                &Shape::Disc {
+                    centre: other,
+                    radius: 0.3,
+                },
+                radius,
+                Coverage::Centre,
+            );
+            fast.stamp_disc(other, 0.3, radius);
+            assert_eq!(slow.field().kinds(), fast.field().kinds(), "position {pos}");
+        }
     }
 
     #[test]

@@ -1,0 +1,216 @@
+//! Lexicographic Gauss–Seidel on several small maps at once, one map per SIMD lane (digest 000
+//! Eq. 5.1 in the world convention of [`crate::bias`]; DESIGN "Performance").
+//!
+//! An agent's local map is small (15×15 by default) and must be relaxed in the seeds'
+//! lexicographic order: partial relaxation with another smoother changes trajectories. That
+//! order is a chain (each cell waits for its west neighbour), so one map cannot use SIMD lanes.
+//! Many agents' maps can: [`FieldBatch`] interleaves up to [`BATCH_LANES`] maps of the same size
+//! cell by cell, and every sweep updates the same cell of all of them in one vector operation,
+//! each lane with its own weights (its agent's v and ε) and its own free-cell mask.
+//!
+//! Each lane computes exactly what [`crate::relax`] computes on its map with
+//! [`crate::Relaxation::GAUSS_SEIDEL`]: the same operations in the same order, and fixed cells
+//! kept by a bitwise select rather than a blend, so the results are bit-identical (a property
+//! test checks it).
+
+use crate::bias::Bias;
+use crate::field::{CellKind, Field};
+
+/// Maps relaxed together by a [`FieldBatch`].
+pub const BATCH_LANES: usize = 16;
+
+type Lanes = [f64; BATCH_LANES];
+type Masks = [u64; BATCH_LANES];
+
+/// Up to [`BATCH_LANES`] maps of one size, interleaved cell by cell.
+#[derive(Debug, Clone)]
+pub struct FieldBatch {
+    width: usize,
+    height: usize,
+    potential: Vec<Lanes>,
+    /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
+    free: Vec<Masks>,
+    /// Per-lane stencil weights east, west, north, south.
+    weights: [Lanes; 4],
+}
+
+impl FieldBatch {
+    /// An empty batch of `width × height` maps; every lane unused.
+    pub fn new(width: usize, height: usize) -> Self {
+        let n = width * height;
+        Self {
+            width,
+            height,
+            potential: vec![[0.0; BATCH_LANES]; n],
+            free: vec![[0; BATCH_LANES]; n],
+            weights: [[0.0; BATCH_LANES]; 4],
+        }
+    }
+
+    /// Width and height of the maps this batch holds.
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// Marks every lane unused: sweeps leave them alone.
+    pub fn clear(&mut self) {
+        for m in &mut self.free {
+            *m = [0; BATCH_LANES];
+        }
+    }
+
+    /// Copies `field` (potentials and kinds) and `bias` into `lane`. Returns false, changing
+    /// nothing, when the lane is out of range or the field has another size.
+    pub fn load(&mut self, lane: usize, field: &Field<f64>, bias: &Bias) -> bool {
+        if lane >= BATCH_LANES || field.width() != self.width || field.height() != self.height {
+            return false;
+        }
+        for ((cell, mask), (p, k)) in self
+            .potential
+            .iter_mut()
+            .zip(&mut self.free)
+            .zip(field.potentials().iter().zip(field.kinds()))
+        {
+            cell[lane] = *p;
+            mask[lane] = if *k == CellKind::Free { u64::MAX } else { 0 };
+        }
+        let w = bias.weights();
+        for (k, value) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
+            self.weights[k][lane] = value;
+        }
+        true
+    }
+
+    /// Copies the potentials of `lane` back into `field`. Returns false, changing nothing, when
+    /// the lane is out of range or the field has another size.
+    pub fn store(&self, lane: usize, field: &mut Field<f64>) -> bool {
+        if lane >= BATCH_LANES || field.width() != self.width || field.height() != self.height {
+            return false;
+        }
+        for (p, cell) in field.potentials_mut().iter_mut().zip(&self.potential) {
+            *p = cell[lane];
+        }
+        true
+    }
+
+    /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on every
+    /// lane. Border cells are never updated.
+    pub fn relax(&mut self, sweeps: usize) {
+        let (w, h) = (self.width, self.height);
+        if w < 3 || h < 3 {
+            return;
+        }
+        let [we, ww, wn, ws] = self.weights;
+        let p = &mut self.potential;
+        for _ in 0..sweeps {
+            for y in 1..h - 1 {
+                for i in y * w + 1..y * w + w - 1 {
+                    let (east, west, north, south) = (p[i + 1], p[i - 1], p[i + w], p[i - w]);
+                    let old = p[i];
+                    let mask = self.free[i];
+                    let mut out = old;
+                    for l in 0..BATCH_LANES {
+                        // Same operation order as the scalar kernel, so each lane is
+                        // bit-identical to relaxing its map alone.
+                        let new =
+                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
+                        out[l] = f64::from_bits(
+                            (new.to_bits() & mask[l]) | (old[l].to_bits() & !mask[l]),
+                        );
+                    }
+                    p[i] = out;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec2;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::grid::GridGeometry;
+    use crate::relax::{Relaxation, relax};
+
+    fn random_map(side: usize, seed: u64) -> Field<f64> {
+        let g = GridGeometry::new(DVec2::ZERO, 0.5, side, side).unwrap();
+        let mut f = Field::new(g, 0.9);
+        let mut s = seed;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s >> 33
+        };
+        for y in 1..side - 1 {
+            for x in 1..side - 1 {
+                match next() % 10 {
+                    0 | 1 => f.set_obstacle(x, y).unwrap(),
+                    2 => f.set_fixed(x, y, (next() % 1000) as f64 / 1000.0).unwrap(),
+                    _ => {}
+                }
+            }
+        }
+        f.set_goal(side - 1, side / 2).unwrap();
+        f
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every lane matches the scalar lexicographic sweep bit for bit, whatever the other
+        /// lanes hold and however many are used.
+        #[test]
+        fn lanes_match_the_scalar_sweep_bit_for_bit(
+            side in (2usize..12).prop_map(|k| 2 * k + 1),
+            used in 1usize..=BATCH_LANES,
+            seed in any::<u64>(),
+            sweeps in 1usize..40,
+            eps in -1.5f64..1.5,
+            angle in 0.0f64..std::f64::consts::TAU,
+        ) {
+            let mut batch = FieldBatch::new(side, side);
+            let mut maps = Vec::new();
+            for lane in 0..used {
+                let map = random_map(side, seed.wrapping_add(lane as u64));
+                let bias = Bias::new(eps * (lane as f64 / 8.0), DVec2::from_angle(angle + lane as f64))
+                    .unwrap();
+                prop_assert!(batch.load(lane, &map, &bias));
+                maps.push((map, bias));
+            }
+            batch.relax(sweeps);
+            for (lane, (mut map, bias)) in maps.into_iter().enumerate() {
+                let mut out = map.clone();
+                prop_assert!(batch.store(lane, &mut out));
+                relax(&mut map, &bias, &Relaxation::GAUSS_SEIDEL, sweeps);
+                for (a, b) in map.potentials().iter().zip(out.potentials()) {
+                    prop_assert_eq!(a.to_bits(), b.to_bits());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_sizes_and_lanes_are_refused() {
+        let mut batch = FieldBatch::new(15, 15);
+        let mut small = random_map(11, 1);
+        assert!(!batch.load(0, &small, &Bias::HARMONIC));
+        assert!(!batch.store(0, &mut small));
+        let map = random_map(15, 1);
+        assert!(!batch.load(BATCH_LANES, &map, &Bias::HARMONIC));
+    }
+
+    #[test]
+    fn unused_lanes_stay_untouched() {
+        let mut batch = FieldBatch::new(9, 9);
+        let map = random_map(9, 3);
+        batch.load(0, &map, &Bias::HARMONIC);
+        batch.clear();
+        batch.relax(10);
+        let mut out = map.clone();
+        batch.store(0, &mut out);
+        assert_eq!(out.potentials(), map.potentials());
+    }
+}
