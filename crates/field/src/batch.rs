@@ -175,7 +175,7 @@ mod tests {
             let mut maps = Vec::new();
             for lane in 0..used {
                 let map = random_map(side, seed.wrapping_add(lane as u64));
-                let bias = Bias::new(eps * (lane as f64 / 8.0), DVec2::from_angle(angle + lane as f64))
+                let bias = Bias::new(eps * (lane as f64 / BATCH_LANES as f64), DVec2::from_angle(angle + lane as f64))
                     .unwrap();
                 prop_assert!(batch.load(lane, &map, &bias));
                 maps.push((map, bias));

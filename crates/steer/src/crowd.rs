@@ -800,7 +800,7 @@ impl World<'_> {
                     slots.dvis,
                     agent.params.radius,
                     &neighbours,
-                    &self.statics,
+                    self.statics,
                 ) =>
             {
                 ahead
