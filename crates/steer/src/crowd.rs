@@ -281,6 +281,8 @@ pub struct Crowd {
     step: u64,
     /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius).
     rasters: Vec<((u64, u64), StaticRaster)>,
+    /// Bounding boxes of `statics`.
+    static_bounds: Vec<(DVec2, DVec2)>,
     /// Agent positions for overlap checks while spawning; dropped when agents move or leave.
     spawn_index: Option<SpatialHash>,
     /// Largest agent radius ever spawned.
@@ -319,6 +321,10 @@ impl Crowd {
         }
         let mut statics = statics;
         statics.extend(bounding_walls(settings.min, settings.max));
+        let static_bounds = statics
+            .iter()
+            .map(Shape::bounds)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             settings,
             geometry,
@@ -327,6 +333,7 @@ impl Crowd {
             agents: Vec::new(),
             step: 0,
             rasters: Vec::new(),
+            static_bounds,
             spawn_index: None,
             largest_radius: 0.0,
         })
@@ -630,6 +637,7 @@ impl Crowd {
                 &committed,
                 &hash,
                 &self.statics,
+                &self.static_bounds,
             );
             agent.position = start + moved;
             committed[i] = Some((agent.position, agent.params.radius));
@@ -934,6 +942,7 @@ fn guard_step(
     committed: &[Option<(DVec2, f64)>],
     hash: &SpatialHash,
     statics: &[Shape],
+    static_bounds: &[(DVec2, DVec2)],
 ) -> DVec2 {
     let len = displacement.length();
     if len == 0.0 {
@@ -948,19 +957,22 @@ fn guard_step(
             near.push(c);
         }
     });
-    // Clearance from each static shape at the start, computed once for all tries.
-    let start_clearance: Vec<f64> = statics
+    // Static shapes whose bounding box comes within reach (the others stay at least `radius`
+    // away from every tried position), with their clearance at the start.
+    let reach = len + radius;
+    let close: Vec<(&Shape, f64)> = statics
         .iter()
-        .map(|s| s.distance(start).unwrap_or(0.0))
+        .zip(static_bounds)
+        .filter(|(_, (lo, hi))| (start - start.clamp(*lo, *hi)).length() <= reach)
+        .map(|(s, _)| (s, s.distance(start).unwrap_or(0.0)))
         .collect();
     let ok = |p: DVec2| {
         near.iter().all(|(q, r)| {
             let need = radius + r;
             let now = (p - *q).length();
             now >= need || now >= (start - *q).length()
-        }) && statics
+        }) && close
             .iter()
-            .zip(&start_clearance)
             .all(|(s, before)| s.distance(p).is_ok_and(|d| d >= radius || d >= *before))
     };
     let mut t = 1.0;

@@ -239,25 +239,33 @@ impl LocalMap {
         let n = self.settings.side;
         let h = (n / 2) as f64;
         let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
-        let mut border: Vec<(f64, usize, usize)> = (0..n)
-            .flat_map(|i| [(i, 0), (i, n - 1), (0, i), (n - 1, i)])
-            // Corners touch no interior cell, so they never carry the goal.
-            .filter(|&(x, y)| (x != 0 && x != n - 1) || (y != 0 && y != n - 1))
-            .map(|(x, y)| {
-                (
-                    (DVec2::new(x as f64, y as f64) - exit).length_squared(),
-                    x,
-                    y,
-                )
-            })
-            .collect();
-        border.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.2, a.1).cmp(&(b.2, b.1))));
-        border.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
-        let cells: Vec<(usize, usize)> = border
-            .iter()
-            .take(self.settings.goal_cells.max(1))
-            .map(|&(_, x, y)| (x, y))
-            .collect();
+        // The `goal_cells` border cells nearest to the exit, ties broken by (y, x): kept in a
+        // small sorted list while walking the border once (corners touch no interior cell and
+        // never carry the goal).
+        let k = self.settings.goal_cells.max(1);
+        let mut best: Vec<(f64, usize, usize)> = Vec::with_capacity(k + 1);
+        let key = |e: &(f64, usize, usize)| (e.0, e.2, e.1);
+        let mut offer = |x: usize, y: usize| {
+            let d = (DVec2::new(x as f64, y as f64) - exit).length_squared();
+            let e = (d, x, y);
+            let at = best.partition_point(|b| {
+                let (bk, ek) = (key(b), key(&e));
+                bk.0.total_cmp(&ek.0)
+                    .then((bk.1, bk.2).cmp(&(ek.1, ek.2)))
+                    .is_lt()
+            });
+            if at < k {
+                best.insert(at, e);
+                best.truncate(k);
+            }
+        };
+        for i in 1..n - 1 {
+            offer(i, 0);
+            offer(i, n - 1);
+            offer(0, i);
+            offer(n - 1, i);
+        }
+        let cells: Vec<(usize, usize)> = best.iter().map(|&(_, x, y)| (x, y)).collect();
         for &(x, y) in &cells {
             let _ = self.field.set_goal(x, y);
         }
