@@ -95,7 +95,7 @@ pub struct SolveReport {
 /// come from the operating system page by page, and on the development machine those page faults
 /// cost a fifth of a solve; a game that rebuilds global maps as obstacles change keeps one
 /// workspace per thread and pays them once.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct MultigridWorkspace {
     singles: Vec<Vec<f32>>,
     doubles: Vec<Vec<f64>>,

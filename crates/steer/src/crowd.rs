@@ -18,12 +18,22 @@
 //!
 //! Planning reads only the snapshot and the agent's own state, and the commit order is fixed, so
 //! results do not depend on how planning is scheduled.
+//!
+//! # Obstacle edits
+//!
+//! [`Crowd::add_obstacle`] and [`Crowd::remove_obstacle`] change the static shapes between
+//! steps. The local-map rasters are patched around the edit at once. Each goal's global map is
+//! patched around it into a pending copy; at the start of the following steps at most
+//! [`CrowdSettings::map_solves_per_step`] pending maps are solved (multigrid, warm-started from
+//! the previous solution, work memory kept in the crowd) and swapped in, so a small edit costs a
+//! few milliseconds per step instead of a pause while every goal's map is solved. Until its
+//! turn, a goal keeps its previous converged map; local maps already avoid the new shape.
 
 use glam::DVec2;
 
 use crowdfield_field::{
-    BATCH_LANES, Bias, CellKind, Coverage, Field, FieldBatch, GridGeometry, MultigridSolver, Shape,
-    SubgoalStack, raster,
+    BATCH_LANES, Bias, CellKind, Coverage, Field, FieldBatch, FieldError, GridGeometry,
+    MultigridSolver, MultigridWorkspace, Shape, SubgoalStack, raster,
 };
 use rayon::prelude::*;
 
@@ -31,7 +41,7 @@ use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
-use crate::static_raster::StaticRaster;
+use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
 /// rasterise static shapes themselves each step.
@@ -52,6 +62,10 @@ pub struct CrowdSettings {
     pub global_tolerance: f64,
     /// Planner steps without progress before an agent is reported stuck.
     pub stuck_after: u32,
+    /// Global maps re-solved at most per step after obstacle edits; the others keep their
+    /// previous (converged) map until their turn, so an edit never stalls a step by solving
+    /// every goal's map at once.
+    pub map_solves_per_step: usize,
 }
 
 impl Default for CrowdSettings {
@@ -63,6 +77,7 @@ impl Default for CrowdSettings {
             global_inflation: 0.25,
             global_tolerance: 1e-10,
             stuck_after: 60,
+            map_solves_per_step: 2,
         }
     }
 }
@@ -70,6 +85,10 @@ impl Default for CrowdSettings {
 /// Identifies a goal (and its global map).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GoalId(pub u32);
+
+/// Identifies a static obstacle added with [`Crowd::add_obstacle`]. Ids are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObstacleId(pub u32);
 
 /// Identifies an agent. Ids are never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -156,6 +175,8 @@ pub struct Goal {
     /// Bounding box of the shape, to skip stamping it into windows far away.
     bounds: (DVec2, DVec2),
     map: Field<f64>,
+    /// The map edited for the current obstacles, waiting for its solve.
+    pending: Option<Field<f64>>,
 }
 
 impl Goal {
@@ -167,6 +188,11 @@ impl Goal {
     /// The harmonic global map towards this goal.
     pub fn map(&self) -> &Field<f64> {
         &self.map
+    }
+
+    /// Whether obstacles changed since the map was solved and a new solve is waiting.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
     }
 }
 
@@ -268,6 +294,8 @@ pub struct StepReport {
     pub unreachable: Vec<AgentId>,
     /// Agents whose flat field was recovered with sub-goals this step.
     pub recovered: Vec<AgentId>,
+    /// Goals whose global map was re-solved after obstacle edits at the start of this step.
+    pub maps_solved: Vec<GoalId>,
 }
 
 /// The crowd.
@@ -275,7 +303,12 @@ pub struct StepReport {
 pub struct Crowd {
     settings: CrowdSettings,
     geometry: GridGeometry,
+    /// Static shapes: the user's, then the four bounding walls.
     statics: Vec<Shape>,
+    /// Id of each user shape in `statics` (`None` for the walls).
+    static_ids: Vec<Option<ObstacleId>>,
+    next_obstacle: u32,
+    workspace: MultigridWorkspace,
     goals: Vec<Goal>,
     agents: Vec<Option<Agent>>,
     step: u64,
@@ -320,6 +353,11 @@ impl Crowd {
             return Err(crowdfield_field::FieldError::BadExtent(settings.global_inflation).into());
         }
         let mut statics = statics;
+        let static_ids: Vec<Option<ObstacleId>> = (0..statics.len() as u32)
+            .map(|i| Some(ObstacleId(i)))
+            .chain([None; 4])
+            .collect();
+        let next_obstacle = statics.len() as u32;
         statics.extend(bounding_walls(settings.min, settings.max));
         let static_bounds = statics
             .iter()
@@ -329,6 +367,9 @@ impl Crowd {
             settings,
             geometry,
             statics,
+            static_ids,
+            next_obstacle,
+            workspace: MultigridWorkspace::new(),
             goals: Vec::new(),
             agents: Vec::new(),
             step: 0,
@@ -344,7 +385,8 @@ impl Crowd {
         &self.settings
     }
 
-    /// Static obstacles, ending with the four walls just outside the world bounds.
+    /// Static obstacles, ending with the four walls just outside the world bounds. The first
+    /// ones given to [`Crowd::new`] have ids 0, 1, 2…
     pub fn statics(&self) -> &[Shape] {
         &self.statics
     }
@@ -377,7 +419,12 @@ impl Crowd {
         if !any {
             return Err(SteerError::GoalBlocked);
         }
-        MultigridSolver::new().solve(&mut map, &Bias::HARMONIC, self.settings.global_tolerance)?;
+        MultigridSolver::new().solve_with(
+            &mut self.workspace,
+            &mut map,
+            &Bias::HARMONIC,
+            self.settings.global_tolerance,
+        )?;
         let centre = shape_centre(&shape);
         let bounds = shape.bounds()?;
         self.goals.push(Goal {
@@ -385,6 +432,7 @@ impl Crowd {
             centre,
             bounds,
             map,
+            pending: None,
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
     }
@@ -392,6 +440,97 @@ impl Crowd {
     /// A goal by id.
     pub fn goal(&self, id: GoalId) -> Option<&Goal> {
         self.goals.get(id.0 as usize)
+    }
+
+    /// Adds a static obstacle. Local maps see it from the next step; each goal's global map is
+    /// edited around it at once and re-solved (warm-started from the previous solution) within
+    /// the next steps, [`CrowdSettings::map_solves_per_step`] maps per step.
+    pub fn add_obstacle(&mut self, shape: Shape) -> Result<ObstacleId, SteerError> {
+        let bounds = shape.bounds()?;
+        let id = ObstacleId(self.next_obstacle);
+        self.next_obstacle += 1;
+        let at = self.statics.len() - 4;
+        self.statics.insert(at, shape);
+        self.static_bounds.insert(at, bounds);
+        self.static_ids.insert(at, Some(id));
+        self.obstacles_changed(bounds);
+        Ok(id)
+    }
+
+    /// Removes a static obstacle added earlier (or given to [`Crowd::new`]); maps are updated
+    /// as for [`Crowd::add_obstacle`].
+    pub fn remove_obstacle(&mut self, id: ObstacleId) -> Result<(), SteerError> {
+        let at = self
+            .static_ids
+            .iter()
+            .position(|i| *i == Some(id))
+            .ok_or(SteerError::UnknownObstacle(id.0))?;
+        self.statics.remove(at);
+        let bounds = self.static_bounds.remove(at);
+        self.static_ids.remove(at);
+        self.obstacles_changed(bounds);
+        Ok(())
+    }
+
+    /// Global maps edited but not yet re-solved.
+    pub fn pending_map_solves(&self) -> usize {
+        self.goals.iter().filter(|g| g.pending.is_some()).count()
+    }
+
+    /// Brings the static rasters and the (pending) global maps up to date inside `region`.
+    fn obstacles_changed(&mut self, (lo, hi): (DVec2, DVec2)) {
+        for (_, raster) in &mut self.rasters {
+            raster.refresh(lo, hi, &self.statics, &self.static_bounds);
+        }
+        let grow = DVec2::splat(self.settings.global_inflation + self.geometry.cell_size());
+        let (lo, hi) = (lo - grow, hi + grow);
+        for goal in &mut self.goals {
+            let map = goal.pending.get_or_insert_with(|| goal.map.clone());
+            refresh_global(
+                map,
+                lo,
+                hi,
+                &self.statics,
+                &self.static_bounds,
+                self.settings.global_inflation,
+                &goal.shape,
+            );
+        }
+    }
+
+    /// Solves up to `map_solves_per_step` pending global maps and swaps them in.
+    fn solve_pending(&mut self) -> Vec<GoalId> {
+        let mut solved = Vec::new();
+        for (g, goal) in self.goals.iter_mut().enumerate() {
+            if solved.len() >= self.settings.map_solves_per_step {
+                break;
+            }
+            let Some(mut map) = goal.pending.take() else {
+                continue;
+            };
+            let solved_map = MultigridSolver::new().solve_with(
+                &mut self.workspace,
+                &mut map,
+                &Bias::HARMONIC,
+                self.settings.global_tolerance,
+            );
+            if let Err(FieldError::NoGoal) = solved_map {
+                // The goal is walled in: a flat map, every agent heading there is unreachable
+                // until an edit opens it again.
+                map.reset_free(1.0);
+            }
+            goal.map = map;
+            solved.push(GoalId(g as u32));
+        }
+        // Sub-goals were stacked on the old maps.
+        for agent in self.agents.iter_mut().flatten() {
+            if let Some(goal) = agent.params.goals.get(agent.goal_index)
+                && solved.contains(goal)
+            {
+                agent.subgoals.clear();
+            }
+        }
+        solved
     }
 
     /// Adds an agent after validating everything about it.
@@ -548,6 +687,7 @@ impl Crowd {
     /// with any number of threads.
     pub fn step(&mut self) -> StepReport {
         self.spawn_index = None;
+        let maps_solved = self.solve_pending();
         let snapshot: Vec<Option<(DVec2, f64)>> = self
             .agents
             .iter()
@@ -613,7 +753,10 @@ impl Crowd {
                 (None, Prepared::Relax { .. }) => None,
             })
             .collect();
-        let mut report = StepReport::default();
+        let mut report = StepReport {
+            maps_solved,
+            ..Default::default()
+        };
         let mut committed: Vec<Option<(DVec2, f64)>> = snapshot.clone();
         for (i, plan) in plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
@@ -910,6 +1053,57 @@ fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
             max: DVec2::new(max.x + t, max.y),
         },
     ]
+}
+
+/// Re-derives the cell kinds of a global map inside `[lo, hi]` from the static shapes and the
+/// goal region after an edit there. Cells that become free start at 1; others keep their
+/// potential as the warm start.
+fn refresh_global(
+    map: &mut Field<f64>,
+    lo: DVec2,
+    hi: DVec2,
+    statics: &[Shape],
+    bounds: &[(DVec2, DVec2)],
+    inflation: f64,
+    goal: &Shape,
+) {
+    let g = *map.geometry();
+    let a = g.world_to_cell(lo).max(glam::IVec2::ONE);
+    let b = g.world_to_cell(hi).min(glam::IVec2::new(
+        g.width() as i32 - 2,
+        g.height() as i32 - 2,
+    ));
+    if a.x > b.x || a.y > b.y {
+        return;
+    }
+    let inside = |x: usize, y: usize| {
+        (a.x as usize..=b.x as usize).contains(&x) && (a.y as usize..=b.y as usize).contains(&y)
+    };
+    for y in a.y as usize..=b.y as usize {
+        for x in a.x as usize..=b.x as usize {
+            if map.kind(x, y) != Some(CellKind::Free) {
+                let _ = map.set_free(x, y, 1.0);
+            }
+        }
+    }
+    let grow = DVec2::splat(inflation + g.cell_size());
+    for (shape, (slo, shi)) in statics.iter().zip(bounds) {
+        if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
+            continue;
+        }
+        if let Ok(cells) = shape.cells(&g, inflation, Coverage::Touch) {
+            for (x, y) in cells.into_iter().filter(|&(x, y)| inside(x, y)) {
+                let _ = map.set_obstacle(x, y);
+            }
+        }
+    }
+    if let Ok(cells) = goal.cells(&g, 0.0, Coverage::Touch) {
+        for (x, y) in cells.into_iter().filter(|&(x, y)| inside(x, y)) {
+            if map.kind(x, y) == Some(CellKind::Free) {
+                let _ = map.set_goal(x, y);
+            }
+        }
+    }
 }
 
 fn raster_key(cell_size: f64, radius: f64) -> (u64, u64) {

@@ -45,6 +45,9 @@ pub enum SteerError {
     /// A goal id that was never added.
     #[error("unknown goal {0}")]
     UnknownGoal(u32),
+    /// An obstacle id that does not exist (never added, or removed).
+    #[error("unknown obstacle {0}")]
+    UnknownObstacle(u32),
     /// An agent id that does not exist (never spawned, or removed).
     #[error("unknown agent {0}")]
     UnknownAgent(u32),

@@ -14,6 +14,10 @@ use crowdfield_field::{Coverage, GridGeometry, Shape};
 /// Static obstacles (grown by one radius) on the lattice of one cell size.
 #[derive(Debug, Clone)]
 pub(crate) struct StaticRaster {
+    /// The mask's cells as a grid on the lattice.
+    geometry: GridGeometry,
+    /// Radius the shapes are grown by.
+    inflation: f64,
     /// Lattice cell of mask cell (0, 0).
     first: IVec2,
     width: usize,
@@ -50,11 +54,56 @@ impl StaticRaster {
             }
         }
         Some(Self {
+            geometry,
+            inflation,
             first,
             width,
             height,
             blocked,
         })
+    }
+
+    /// Recomputes the cells that shapes grown by the raster's radius could cover inside the
+    /// world box `[lo, hi]`, from `statics` (with their bounding boxes `bounds`), after an edit
+    /// there.
+    pub(crate) fn refresh(
+        &mut self,
+        lo: DVec2,
+        hi: DVec2,
+        statics: &[Shape],
+        bounds: &[(DVec2, DVec2)],
+    ) {
+        let grow = DVec2::splat(self.inflation + self.geometry.cell_size());
+        let (lo, hi) = (lo - grow, hi + grow);
+        let a = self.geometry.world_to_cell(lo).max(IVec2::ZERO);
+        let b = self
+            .geometry
+            .world_to_cell(hi)
+            .min(IVec2::new(self.width as i32 - 1, self.height as i32 - 1));
+        if a.x > b.x || a.y > b.y {
+            return;
+        }
+        let inside = |x: usize, y: usize| {
+            (a.x as usize..=b.x as usize).contains(&x) && (a.y as usize..=b.y as usize).contains(&y)
+        };
+        for y in a.y as usize..=b.y as usize {
+            for x in a.x as usize..=b.x as usize {
+                self.blocked[y * self.width + x] = false;
+            }
+        }
+        for (shape, (slo, shi)) in statics.iter().zip(bounds) {
+            if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
+                continue;
+            }
+            let Ok(cells) = shape.cells(&self.geometry, self.inflation, Coverage::Touch) else {
+                continue;
+            };
+            for (x, y) in cells {
+                if inside(x, y) {
+                    self.blocked[y * self.width + x] = true;
+                }
+            }
+        }
     }
 
     /// Whether lattice cell `cell` is covered.
@@ -65,5 +114,46 @@ impl StaticRaster {
             return false;
         }
         self.blocked[d.y as usize * self.width + d.x as usize]
+    }
+}
+
+/// Whether two axis-aligned boxes overlap (touching counts).
+pub(crate) fn boxes_overlap(a_lo: DVec2, a_hi: DVec2, b_lo: DVec2, b_hi: DVec2) -> bool {
+    a_lo.x <= b_hi.x && a_lo.y <= b_hi.y && a_hi.x >= b_lo.x && a_hi.y >= b_lo.y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refreshing_after_edits_matches_a_fresh_raster() {
+        let (min, max) = (DVec2::splat(-5.0), DVec2::splat(15.0));
+        let a = Shape::RotatedBox {
+            centre: DVec2::new(4.0, 4.0),
+            half_extents: DVec2::new(3.0, 0.4),
+            angle: 0.3,
+        };
+        let b = Shape::Disc {
+            centre: DVec2::new(5.0, 5.0),
+            radius: 1.2,
+        };
+        let bounds = |s: &[Shape]| -> Vec<(DVec2, DVec2)> {
+            s.iter().map(|s| s.bounds().unwrap()).collect()
+        };
+        let mut raster = StaticRaster::build(&[a.clone()], 0.5, 0.3, min, max).unwrap();
+        // Add b.
+        let both = [a.clone(), b.clone()];
+        let (lo, hi) = b.bounds().unwrap();
+        raster.refresh(lo, hi, &both, &bounds(&both));
+        let fresh = StaticRaster::build(&both, 0.5, 0.3, min, max).unwrap();
+        assert_eq!(raster.blocked, fresh.blocked);
+        // Remove a (it overlaps b, whose cells must survive).
+        let only_b = [b.clone()];
+        let (lo, hi) = a.bounds().unwrap();
+        raster.refresh(lo, hi, &only_b, &bounds(&only_b));
+        let fresh = StaticRaster::build(&only_b, 0.5, 0.3, min, max).unwrap();
+        assert_eq!(raster.blocked, fresh.blocked);
+        assert!(raster.blocked.iter().any(|b| *b));
     }
 }
