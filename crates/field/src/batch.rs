@@ -8,7 +8,7 @@
 //! cell by cell, and every sweep updates the same cell of all of them in one vector operation,
 //! each lane with its own weights (its agent's v and ε) and its own free-cell mask.
 //!
-//! Each lane computes exactly what [`crate::relax`] computes on its map with
+//! Each lane computes exactly what [`crate::relax()`] computes on its map with
 //! [`crate::Relaxation::GAUSS_SEIDEL`]: the same operations in the same order, and fixed cells
 //! kept by a bitwise select rather than a blend, so the results are bit-identical (a property
 //! test checks it).

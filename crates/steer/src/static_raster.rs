@@ -141,7 +141,7 @@ mod tests {
         let bounds = |s: &[Shape]| -> Vec<(DVec2, DVec2)> {
             s.iter().map(|s| s.bounds().unwrap()).collect()
         };
-        let mut raster = StaticRaster::build(&[a.clone()], 0.5, 0.3, min, max).unwrap();
+        let mut raster = StaticRaster::build(std::slice::from_ref(&a), 0.5, 0.3, min, max).unwrap();
         // Add b.
         let both = [a.clone(), b.clone()];
         let (lo, hi) = b.bounds().unwrap();
