@@ -1360,7 +1360,10 @@ mod tests {
             crowd.step();
         }
         let pct = |a: usize| 100.0 * a as f64 / total as f64;
-        println!("{total} decisions; headings within 5°:");
+        println!(
+            "{} agents, {total} decisions; headings within 5°:",
+            crowd.agents.iter().flatten().count()
+        );
         println!("warm sweeps | of 30 cold sweeps | of the converged map");
         for ((k, a), c) in ks.iter().zip(agree).zip(agree_converged) {
             println!("{k:>11} | {:>16.1} % | {:>18.1} %", pct(a), pct(c));
