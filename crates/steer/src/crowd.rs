@@ -41,7 +41,7 @@ use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
-use crate::static_raster::{StaticRaster, boxes_overlap};
+use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 
 /// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
 /// rasterise static shapes themselves each step.
@@ -688,12 +688,7 @@ impl Crowd {
     pub fn step(&mut self) -> StepReport {
         self.spawn_index = None;
         let maps_solved = self.solve_pending();
-        let snapshot: Vec<Option<(DVec2, f64)>> = self
-            .agents
-            .iter()
-            .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
-            .collect();
-        let hash = SpatialHash::build(&snapshot, self.max_reach());
+        let (snapshot, hash) = self.snapshot();
         self.update_rasters();
         let world = World {
             statics: &self.statics,
@@ -839,6 +834,17 @@ impl Crowd {
         }
         self.step += 1;
         report
+    }
+
+    /// Every agent's position and radius as the step starts, and a spatial index over them.
+    fn snapshot(&self) -> (Vec<Option<(DVec2, f64)>>, SpatialHash) {
+        let snapshot: Vec<Option<(DVec2, f64)>> = self
+            .agents
+            .iter()
+            .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
+            .collect();
+        let hash = SpatialHash::build(&snapshot, self.max_reach());
+        (snapshot, hash)
     }
 
     /// Builds the static rasters planning agents need and do not have yet.
@@ -1068,22 +1074,15 @@ fn refresh_global(
     goal: &Shape,
 ) {
     let g = *map.geometry();
-    let a = g.world_to_cell(lo).max(glam::IVec2::ONE);
-    let b = g.world_to_cell(hi).min(glam::IVec2::new(
-        g.width() as i32 - 2,
-        g.height() as i32 - 2,
-    ));
-    if a.x > b.x || a.y > b.y {
+    // Interior cells only: the border ring stays closed.
+    let last = glam::IVec2::new(g.width() as i32 - 2, g.height() as i32 - 2);
+    let Some(region) = CellRegion::new(&g, lo, hi, glam::IVec2::ONE, last) else {
         return;
-    }
-    let inside = |x: usize, y: usize| {
-        (a.x as usize..=b.x as usize).contains(&x) && (a.y as usize..=b.y as usize).contains(&y)
     };
-    for y in a.y as usize..=b.y as usize {
-        for x in a.x as usize..=b.x as usize {
-            if map.kind(x, y) != Some(CellKind::Free) {
-                let _ = map.set_free(x, y, 1.0);
-            }
+    let inside = |x: usize, y: usize| region.contains(x, y);
+    for (x, y) in region.cells() {
+        if map.kind(x, y) != Some(CellKind::Free) {
+            let _ = map.set_free(x, y, 1.0);
         }
     }
     let grow = DVec2::splat(inflation + g.cell_size());
@@ -1302,12 +1301,7 @@ mod tests {
         for step in 0..45 {
             if step >= 10 && step % 5 == 0 {
                 let mut probe = crowd.clone();
-                let snapshot: Vec<Option<(DVec2, f64)>> = probe
-                    .agents
-                    .iter()
-                    .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
-                    .collect();
-                let hash = SpatialHash::build(&snapshot, probe.max_reach());
+                let (snapshot, hash) = probe.snapshot();
                 probe.update_rasters();
                 let world = World {
                     statics: &probe.statics,

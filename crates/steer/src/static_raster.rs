@@ -75,21 +75,12 @@ impl StaticRaster {
     ) {
         let grow = DVec2::splat(self.inflation + self.geometry.cell_size());
         let (lo, hi) = (lo - grow, hi + grow);
-        let a = self.geometry.world_to_cell(lo).max(IVec2::ZERO);
-        let b = self
-            .geometry
-            .world_to_cell(hi)
-            .min(IVec2::new(self.width as i32 - 1, self.height as i32 - 1));
-        if a.x > b.x || a.y > b.y {
+        let last = IVec2::new(self.width as i32 - 1, self.height as i32 - 1);
+        let Some(region) = CellRegion::new(&self.geometry, lo, hi, IVec2::ZERO, last) else {
             return;
-        }
-        let inside = |x: usize, y: usize| {
-            (a.x as usize..=b.x as usize).contains(&x) && (a.y as usize..=b.y as usize).contains(&y)
         };
-        for y in a.y as usize..=b.y as usize {
-            for x in a.x as usize..=b.x as usize {
-                self.blocked[y * self.width + x] = false;
-            }
+        for (x, y) in region.cells() {
+            self.blocked[y * self.width + x] = false;
         }
         for (shape, (slo, shi)) in statics.iter().zip(bounds) {
             if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
@@ -98,10 +89,8 @@ impl StaticRaster {
             let Ok(cells) = shape.cells(&self.geometry, self.inflation, Coverage::Touch) else {
                 continue;
             };
-            for (x, y) in cells {
-                if inside(x, y) {
-                    self.blocked[y * self.width + x] = true;
-                }
+            for (x, y) in cells.into_iter().filter(|&(x, y)| region.contains(x, y)) {
+                self.blocked[y * self.width + x] = true;
             }
         }
     }
@@ -114,6 +103,41 @@ impl StaticRaster {
             return false;
         }
         self.blocked[d.y as usize * self.width + d.x as usize]
+    }
+}
+
+/// The cells of a grid that overlap a world box, clamped to an index range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CellRegion {
+    first: IVec2,
+    last: IVec2,
+}
+
+impl CellRegion {
+    /// Cells of `geometry` touching `[lo, hi]` with indices in `min..=max`; `None` if empty.
+    pub(crate) fn new(
+        geometry: &GridGeometry,
+        lo: DVec2,
+        hi: DVec2,
+        min: IVec2,
+        max: IVec2,
+    ) -> Option<Self> {
+        let first = geometry.world_to_cell(lo).max(min);
+        let last = geometry.world_to_cell(hi).min(max);
+        (first.x <= last.x && first.y <= last.y).then_some(Self { first, last })
+    }
+
+    /// Whether cell `(x, y)` is in the region.
+    pub(crate) fn contains(&self, x: usize, y: usize) -> bool {
+        let c = IVec2::new(x as i32, y as i32);
+        c.cmpge(self.first).all() && c.cmple(self.last).all()
+    }
+
+    /// The region's cells, row by row.
+    pub(crate) fn cells(&self) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let (first, last) = (self.first, self.last);
+        (first.y..=last.y)
+            .flat_map(move |y| (first.x..=last.x).map(move |x| (x as usize, y as usize)))
     }
 }
 
