@@ -65,7 +65,9 @@ pub struct MultigridSolver {
     /// at 1.6. Biased solves use 1.0.
     pub harmonic_coarse_scale: f64,
     /// Coarse-level passes per visit: 1 is a V-cycle, 2 (the default) a W-cycle, which costs
-    /// about 1.5 V-cycles and halves the iterations on aggregation hierarchies.
+    /// about 1.5 V-cycles and halves the iterations on aggregation hierarchies. The cost of a
+    /// cycle grows like `cycle_index^levels / 4^levels` relative to the fine level, so values
+    /// above 3 get expensive quickly; 0 counts as 1.
     pub cycle_index: usize,
 }
 
@@ -189,19 +191,24 @@ impl MultigridSolver {
         let ws = workspace;
         let hierarchy = Hierarchy::build(field, bias, self.coarsest_unknowns.max(1), ws);
         let (_, _, p) = field.parts_mut();
-        let (iterations, residual) = if bias.is_harmonic() {
+        let mut r = ws.double(p.len());
+        let initial = hierarchy.fine_operator().residual(p, &mut r);
+        let (iterations, residual) = if initial <= tolerance {
+            (0, initial)
+        } else if bias.is_harmonic() {
             let cycle = Cycle {
                 settings: self,
                 coarse_scale: self.harmonic_coarse_scale as f32,
             };
-            self.conjugate_gradients(&hierarchy, &cycle, p, tolerance, ws)
+            self.conjugate_gradients(&hierarchy, &cycle, p, &mut r, tolerance, ws)
         } else {
             let cycle = Cycle {
                 settings: self,
                 coarse_scale: 1.0,
             };
-            self.bicgstab(&hierarchy, &cycle, p, tolerance, ws)
+            self.bicgstab(&hierarchy, &cycle, p, &mut r, tolerance, ws)
         };
+        ws.give_double(r);
         let levels = hierarchy.levels.len();
         hierarchy.recycle(ws);
         Ok(SolveReport {
@@ -219,17 +226,11 @@ impl MultigridSolver {
         h: &Hierarchy,
         cycle: &Cycle,
         x: &mut [f64],
+        r: &mut [f64],
         tolerance: f64,
         ws: &mut MultigridWorkspace,
     ) -> (usize, f64) {
-        let fine = h.fine_operator();
         let n = x.len();
-        let mut r = ws.double(n);
-        let worst = fine.residual(x, &mut r);
-        if worst <= tolerance {
-            ws.give_double(r);
-            return (0, worst);
-        }
         let mut z = ws.double(n);
         let mut p = ws.double(n);
         let mut q = ws.double(n);
@@ -239,11 +240,11 @@ impl MultigridSolver {
             cycle,
             x,
             tolerance,
-            [&mut r, &mut z, &mut p, &mut q],
+            [r, &mut z[..], &mut p[..], &mut q[..]],
             &mut scratch,
         );
         scratch.recycle(ws);
-        for v in [r, z, p, q] {
+        for v in [z, p, q] {
             ws.give_double(v);
         }
         result
@@ -255,7 +256,7 @@ impl MultigridSolver {
         cycle: &Cycle,
         x: &mut [f64],
         tolerance: f64,
-        [r, z, p, q]: [&mut Vec<f64>; 4],
+        [r, z, p, q]: [&mut [f64]; 4],
         scratch: &mut Scratch,
     ) -> (usize, f64) {
         let fine = h.fine_operator();
@@ -299,24 +300,17 @@ impl MultigridSolver {
         h: &Hierarchy,
         cycle: &Cycle,
         x: &mut [f64],
+        r: &mut [f64],
         tolerance: f64,
         ws: &mut MultigridWorkspace,
     ) -> (usize, f64) {
-        let fine = h.fine_operator();
         let n = x.len();
-        let mut r = ws.double(n);
-        let worst = fine.residual(x, &mut r);
-        if worst <= tolerance {
-            ws.give_double(r);
-            return (0, worst);
-        }
         let mut vectors: [Vec<f64>; 6] = std::array::from_fn(|_| ws.double(n));
-        vectors[0].copy_from_slice(&r);
+        vectors[0].copy_from_slice(r);
         let mut scratch = Scratch::new(h, ws);
         let result =
-            self.bicgstab_iterations(h, cycle, x, tolerance, &mut r, &mut vectors, &mut scratch);
+            self.bicgstab_iterations(h, cycle, x, tolerance, r, &mut vectors, &mut scratch);
         scratch.recycle(ws);
-        ws.give_double(r);
         for v in vectors {
             ws.give_double(v);
         }

@@ -64,7 +64,7 @@ pub struct CrowdSettings {
     pub stuck_after: u32,
     /// Global maps re-solved at most per step after obstacle edits; the others keep their
     /// previous (converged) map until their turn, so an edit never stalls a step by solving
-    /// every goal's map at once.
+    /// every goal's map at once. 0 counts as 1.
     pub map_solves_per_step: usize,
 }
 
@@ -314,6 +314,8 @@ pub struct Crowd {
     step: u64,
     /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius).
     rasters: Vec<((u64, u64), StaticRaster)>,
+    /// How far beyond the world bounds the rasters reach.
+    raster_reach: f64,
     /// Bounding boxes of `statics`.
     static_bounds: Vec<(DVec2, DVec2)>,
     /// Agent positions for overlap checks while spawning; dropped when agents move or leave.
@@ -374,6 +376,7 @@ impl Crowd {
             agents: Vec::new(),
             step: 0,
             rasters: Vec::new(),
+            raster_reach: 0.0,
             static_bounds,
             spawn_index: None,
             largest_radius: 0.0,
@@ -502,7 +505,8 @@ impl Crowd {
     fn solve_pending(&mut self) -> Vec<GoalId> {
         let mut solved = Vec::new();
         for (g, goal) in self.goals.iter_mut().enumerate() {
-            if solved.len() >= self.settings.map_solves_per_step {
+            // 0 would leave edited maps unsolved for ever: at least one per step.
+            if solved.len() >= self.settings.map_solves_per_step.max(1) {
                 break;
             }
             let Some(mut map) = goal.pending.take() else {
@@ -850,6 +854,13 @@ impl Crowd {
     /// Builds the static rasters planning agents need and do not have yet.
     fn update_rasters(&mut self) {
         let reach = self.max_reach() + 2.0;
+        if reach > self.raster_reach {
+            // A larger window than the rasters were built for: cells past their edge would
+            // read as free even where a static shape lies, so build them again, wider.
+            self.rasters.clear();
+            self.raster_reach = reach;
+        }
+        let reach = self.raster_reach;
         let (min, max) = (
             self.settings.min - DVec2::splat(reach),
             self.settings.max + DVec2::splat(reach),
@@ -1218,10 +1229,21 @@ impl SpatialHash {
         let lo = Self::key(p - DVec2::splat(radius), self.cell);
         let hi = Self::key(p + DVec2::splat(radius), self.cell);
         let mut found = Vec::new();
-        for x in lo.0..=hi.0 {
-            for y in lo.1..=hi.1 {
-                if let Some(v) = self.buckets.get(&(x, y)) {
+        let span = (hi.0 - lo.0 + 1).saturating_mul(hi.1 - lo.1 + 1);
+        if span > self.buckets.len() as i64 {
+            // A query wider than the occupied cells (a huge agent, a coarse world): walk the
+            // buckets instead of the empty cells.
+            for (key, v) in &self.buckets {
+                if (lo.0..=hi.0).contains(&key.0) && (lo.1..=hi.1).contains(&key.1) {
                     found.extend_from_slice(v);
+                }
+            }
+        } else {
+            for x in lo.0..=hi.0 {
+                for y in lo.1..=hi.1 {
+                    if let Some(v) = self.buckets.get(&(x, y)) {
+                        found.extend_from_slice(v);
+                    }
                 }
             }
         }
@@ -1235,6 +1257,97 @@ impl SpatialHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A window larger than any before widens the static rasters: a shape just beyond the
+    /// old rasters' edge is still stamped.
+    #[test]
+    fn a_larger_window_rebuilds_the_static_rasters_wider() {
+        let settings = CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::splat(20.0),
+            ..Default::default()
+        };
+        // Outside the world, 8 m east of its edge.
+        let far = Shape::Disc {
+            centre: DVec2::new(28.0, 10.0),
+            radius: 1.0,
+        };
+        let mut crowd = Crowd::new(settings, vec![far]).unwrap();
+        let goal = crowd
+            .add_goal(Shape::Disc {
+                centre: DVec2::new(2.0, 10.0),
+                radius: 0.5,
+            })
+            .unwrap();
+        crowd
+            .spawn(AgentParams {
+                position: DVec2::new(5.0, 5.0),
+                goals: vec![goal],
+                ..Default::default()
+            })
+            .unwrap();
+        crowd.step();
+        let narrow = crowd.raster_reach;
+        assert!(narrow < 8.0, "{narrow}");
+        let big = crowd
+            .spawn(AgentParams {
+                position: DVec2::new(19.0, 10.0),
+                goals: vec![goal],
+                local_map: LocalMapSettings {
+                    side: 41,
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .unwrap();
+        crowd.step();
+        assert!(crowd.raster_reach > narrow);
+        let map = crowd.agent(big).unwrap().local_map().field();
+        let cell = map.geometry().world_to_cell(DVec2::new(28.0, 10.0));
+        assert_eq!(
+            map.kind(cell.x as usize, cell.y as usize),
+            Some(CellKind::Obstacle)
+        );
+    }
+
+    /// Both ways of answering a query (walking cells, walking buckets) find the same points,
+    /// in increasing index order.
+    #[test]
+    fn spatial_hash_queries_agree_whichever_way_they_walk() {
+        let points: Vec<Option<(DVec2, f64)>> = (0..300)
+            .map(|i| {
+                let t = i as f64 * 0.7;
+                (i % 7 != 3).then_some((
+                    DVec2::new(50.0 + 40.0 * t.sin(), 50.0 + 30.0 * (1.3 * t).cos()),
+                    0.3,
+                ))
+            })
+            .collect();
+        let hash = SpatialHash::build(&points, 2.0);
+        for (centre, radius) in [
+            (DVec2::new(50.0, 50.0), 3.0),
+            (DVec2::new(20.0, 70.0), 9.0),
+            (DVec2::new(50.0, 50.0), 1e4),
+        ] {
+            let mut found = Vec::new();
+            hash.for_each_near(centre, radius, |i| found.push(i));
+            let expected: Vec<usize> = points
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let (q, _) = (*p)?;
+                    let (lo, hi) = (
+                        SpatialHash::key(centre - DVec2::splat(radius), 2.0),
+                        SpatialHash::key(centre + DVec2::splat(radius), 2.0),
+                    );
+                    let k = SpatialHash::key(q, 2.0);
+                    ((lo.0..=hi.0).contains(&k.0) && (lo.1..=hi.1).contains(&k.1)).then_some(i)
+                })
+                .collect();
+            assert_eq!(found, expected, "query {centre} radius {radius}");
+            assert!(!found.is_empty());
+        }
+    }
     use crate::behaviour::Behaviour;
     use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
 
