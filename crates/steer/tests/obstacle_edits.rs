@@ -174,3 +174,28 @@ fn edits_are_solved_a_few_maps_per_step() {
         assert!(map.potential_at(DVec2::new(5.0, 5.0)).unwrap() > b);
     }
 }
+
+#[test]
+fn a_bad_obstacle_is_rejected_and_changes_nothing() {
+    let mut crowd = room(2);
+    let goal = east_goal(&mut crowd);
+    let before = crowd.statics().len();
+    for shape in [
+        Shape::Disc {
+            centre: DVec2::new(f64::NAN, 3.0),
+            radius: 1.0,
+        },
+        Shape::Disc {
+            centre: DVec2::new(5.0, 3.0),
+            radius: -1.0,
+        },
+    ] {
+        assert!(matches!(
+            crowd.add_obstacle(shape),
+            Err(crowdfield_steer::SteerError::Field(_))
+        ));
+    }
+    assert_eq!(crowd.statics().len(), before);
+    assert_eq!(crowd.pending_map_solves(), 0);
+    assert!(!crowd.goal(goal).unwrap().is_pending());
+}
