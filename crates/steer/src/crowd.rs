@@ -322,9 +322,55 @@ pub struct Crowd {
     spawn_index: Option<SpatialHash>,
     /// Largest agent radius ever spawned.
     largest_radius: f64,
+    /// Moving obstacles of the current step, with their bounding boxes.
+    moving: Vec<(Shape, (DVec2, DVec2))>,
+    /// The step under way, between phases.
+    in_flight: Option<Box<InFlight>>,
+}
+
+/// The phases of one planner step, in the order they run. The Bevy plugin runs each in its own
+/// system set; [`Crowd::advance_to`] runs them one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StepPhase {
+    /// Pending global maps re-solved after obstacle edits (a few per step).
+    Guidance,
+    /// Snapshot of positions, spatial index, and per agent: global descent, behaviour slot,
+    /// (v, ε), local map re-centred and stamped, intermediate goal projected.
+    Sensing,
+    /// Local maps relaxed, batched across agents.
+    Relaxation,
+    /// Local descent → heading rule and speed law → a proposed step per agent.
+    Decision,
+    /// Steps committed through the collision guard in id order; goals advanced. Ends the step.
+    Motion,
+}
+
+impl StepPhase {
+    /// The phase after this one (`None` after [`StepPhase::Motion`]).
+    pub fn next(self) -> Option<Self> {
+        match self {
+            StepPhase::Guidance => Some(StepPhase::Sensing),
+            StepPhase::Sensing => Some(StepPhase::Relaxation),
+            StepPhase::Relaxation => Some(StepPhase::Decision),
+            StepPhase::Decision => Some(StepPhase::Motion),
+            StepPhase::Motion => None,
+        }
+    }
+}
+
+/// A step under way: what each phase hands to the next.
+#[derive(Debug, Clone)]
+struct InFlight {
+    done: StepPhase,
+    maps_solved: Vec<GoalId>,
+    snapshot: Vec<Option<(DVec2, f64)>>,
+    hash: Option<SpatialHash>,
+    prepared: Vec<Prepared>,
+    plans: Vec<Option<Plan>>,
 }
 
 /// An agent's step after sensing and stamping.
+#[derive(Debug, Clone)]
 enum Prepared {
     /// Not planning (arrived or removed).
     Idle,
@@ -334,6 +380,7 @@ enum Prepared {
     Relax { bias: Bias, recovered: bool },
 }
 
+#[derive(Debug, Clone)]
 struct Plan {
     displacement: DVec2,
     heading: DVec2,
@@ -380,6 +427,8 @@ impl Crowd {
             static_bounds,
             spawn_index: None,
             largest_radius: 0.0,
+            moving: Vec::new(),
+            in_flight: None,
         })
     }
 
@@ -472,6 +521,48 @@ impl Crowd {
         let bounds = self.static_bounds.remove(at);
         self.static_ids.remove(at);
         self.obstacles_changed(bounds);
+        Ok(())
+    }
+
+    /// Replaces the moving obstacles (doors, vehicles, physics bodies…): shapes at their
+    /// current pose, stamped into local maps and respected by the collision guard from the next
+    /// sensing phase on, but never written into global maps. Validated as a whole: on error the
+    /// previous set stays.
+    pub fn set_moving_obstacles(&mut self, shapes: Vec<Shape>) -> Result<(), SteerError> {
+        let moving = shapes
+            .into_iter()
+            .map(|s| s.bounds().map(|b| (s, b)))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.moving = moving;
+        Ok(())
+    }
+
+    /// The moving obstacles set last.
+    pub fn moving_obstacles(&self) -> impl Iterator<Item = &Shape> {
+        self.moving.iter().map(|(s, _)| s)
+    }
+
+    /// Gives an agent a new goal queue, starting with its first goal (an empty queue stops it,
+    /// as arrived). Sub-goals stacked for the old goal are dropped.
+    pub fn set_goals(&mut self, id: AgentId, goals: Vec<GoalId>) -> Result<(), SteerError> {
+        if let Some(g) = goals.iter().find(|g| self.goal(**g).is_none()) {
+            return Err(SteerError::UnknownGoal(g.0));
+        }
+        let agent = self
+            .agents
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownAgent(id.0))?;
+        agent.state = if goals.is_empty() {
+            AgentState::Arrived
+        } else {
+            AgentState::Moving
+        };
+        agent.params.goals = goals;
+        agent.goal_index = 0;
+        agent.subgoals.clear();
+        agent.stalled = 0;
+        agent.progress_mark = agent.position;
         Ok(())
     }
 
@@ -683,24 +774,76 @@ impl Crowd {
             .ok_or(SteerError::UnknownAgent(id.0))
     }
 
-    /// One planner step for every agent.
+    /// One planner step for every agent: all of [`StepPhase`] in order.
     ///
     /// Sensing, stamping and decisions run in parallel over agents and the local maps are
     /// relaxed [`BATCH_LANES`] at a time ([`FieldBatch`]); every agent's plan depends only on the
     /// snapshot and its own state, and the commit runs in id order, so the results are the same
     /// with any number of threads.
     pub fn step(&mut self) -> StepReport {
-        self.spawn_index = None;
-        let maps_solved = self.solve_pending();
+        self.advance_to(StepPhase::Motion)
+            .expect("the motion phase ends the step")
+    }
+
+    /// Runs the phases of the current step up to and including `phase`, starting a step if none
+    /// is under way; phases already run are not repeated. Returns the step's report once
+    /// [`StepPhase::Motion`] has run (the step is then over), `None` before.
+    ///
+    /// A host that schedules its own work between phases (the Bevy plugin's system sets) calls
+    /// this once per phase; `advance_to(StepPhase::Motion)` alone is a whole [`Crowd::step`].
+    /// Agents spawned, removed or re-routed while a step is under way keep their state until the
+    /// next step: a new agent has no plan yet, a removed one's plan is dropped.
+    pub fn advance_to(&mut self, phase: StepPhase) -> Option<StepReport> {
+        loop {
+            let next = match &self.in_flight {
+                None => StepPhase::Guidance,
+                Some(f) if f.done >= phase => return None,
+                Some(f) => f
+                    .done
+                    .next()
+                    .expect("Motion is the last phase and ends the step"),
+            };
+            if next == StepPhase::Motion {
+                return Some(self.commit());
+            }
+            match next {
+                StepPhase::Guidance => {
+                    self.spawn_index = None;
+                    let maps_solved = self.solve_pending();
+                    self.in_flight = Some(Box::new(InFlight {
+                        done: StepPhase::Guidance,
+                        maps_solved,
+                        snapshot: Vec::new(),
+                        hash: None,
+                        prepared: Vec::new(),
+                        plans: Vec::new(),
+                    }));
+                }
+                StepPhase::Sensing => self.sense(),
+                StepPhase::Relaxation => self.relax(),
+                StepPhase::Decision => self.plan(),
+                StepPhase::Motion => unreachable!("handled above"),
+            }
+        }
+    }
+
+    /// The phase the current step has completed, `None` between steps.
+    pub fn phase(&self) -> Option<StepPhase> {
+        self.in_flight.as_ref().map(|f| f.done)
+    }
+
+    /// Sensing: snapshot, spatial index, rasters; per agent (in parallel) sense, choose (v, ε),
+    /// stamp the local map and project the intermediate goal.
+    fn sense(&mut self) {
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
         let world = World {
             statics: &self.statics,
+            moving: &self.moving,
             goals: &self.goals,
             step: self.step,
             rasters: &self.rasters,
         };
-        // 1. Sense, choose (v, ε), stamp the local map and project the intermediate goal.
         let prepared: Vec<Prepared> = self
             .agents
             .par_iter_mut()
@@ -710,11 +853,20 @@ impl Crowd {
                 _ => Prepared::Idle,
             })
             .collect();
-        // 2. Relax the local maps in batches of agents with the same map size and sweeps.
+        let flight = self.in_flight.as_mut().expect("guidance ran");
+        flight.snapshot = snapshot;
+        flight.hash = Some(hash);
+        flight.prepared = prepared;
+        flight.done = StepPhase::Sensing;
+    }
+
+    /// Relaxation: the stamped local maps in batches of agents with the same side and sweeps.
+    fn relax(&mut self) {
+        let flight = self.in_flight.as_mut().expect("sensing ran");
         let mut relaxing: Vec<(usize, usize, &mut Agent, Bias)> = self
             .agents
             .iter_mut()
-            .zip(&prepared)
+            .zip(&flight.prepared)
             .filter_map(|(slot, p)| match (slot, p) {
                 (Some(agent), Prepared::Relax { bias, .. }) => {
                     let s = agent.params.local_map;
@@ -737,9 +889,14 @@ impl Crowd {
                 }
             });
         }
-        drop(relaxing);
-        // 3. Decide headings and speeds from the relaxed maps.
-        let plans: Vec<Option<Plan>> = self
+        flight.done = StepPhase::Relaxation;
+    }
+
+    /// Decision: headings and speeds from the relaxed maps.
+    fn plan(&mut self) {
+        let flight = self.in_flight.as_mut().expect("relaxation ran");
+        let prepared = std::mem::take(&mut flight.prepared);
+        flight.plans = self
             .agents
             .par_iter()
             .zip(prepared)
@@ -752,15 +909,36 @@ impl Crowd {
                 (None, Prepared::Relax { .. }) => None,
             })
             .collect();
+        flight.done = StepPhase::Decision;
+    }
+
+    /// Motion: commit every plan through the collision guard in id order, then goals.
+    fn commit(&mut self) -> StepReport {
+        let flight = *self.in_flight.take().expect("decision ran");
+        let hash = flight.hash.expect("sensing ran");
         let mut report = StepReport {
-            maps_solved,
+            maps_solved: flight.maps_solved,
             ..Default::default()
         };
-        let mut committed: Vec<Option<(DVec2, f64)>> = snapshot.clone();
-        for (i, plan) in plans.into_iter().enumerate() {
+        let mut committed = flight.snapshot;
+        // Agents spawned during the step are not in the snapshot; they count from their spawn
+        // position (the index reaches them through the wide walk only if near, so check them
+        // all, they are few).
+        let late: Vec<usize> = (committed.len()..self.agents.len()).collect();
+        committed.resize(self.agents.len(), None);
+        for &i in &late {
+            committed[i] = self.agents[i]
+                .as_ref()
+                .map(|a| (a.position, a.params.radius));
+        }
+        for (i, plan) in flight.plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
             let id = AgentId(i as u32);
-            let agent = self.agents[i].as_mut().expect("planned agents exist");
+            // Removed while the step was under way: its plan is dropped.
+            let Some(agent) = self.agents[i].as_mut() else {
+                committed[i] = None;
+                continue;
+            };
             if plan.unreachable {
                 // Reported and skipped: it holds its position and re-checks every step.
                 if agent.state != AgentState::Unreachable {
@@ -778,8 +956,12 @@ impl Crowd {
                 i,
                 &committed,
                 &hash,
-                &self.statics,
-                &self.static_bounds,
+                &late,
+                Obstacles {
+                    statics: &self.statics,
+                    static_bounds: &self.static_bounds,
+                    moving: &self.moving,
+                },
             );
             agent.position = start + moved;
             committed[i] = Some((agent.position, agent.params.radius));
@@ -809,7 +991,9 @@ impl Crowd {
                 }
             }
             // Goals.
-            let goal_id = agent.params.goals[agent.goal_index];
+            let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
+                continue;
+            };
             let goal = &self.goals[goal_id.0 as usize];
             let cell = goal.map.geometry().world_to_cell(agent.position);
             let on_goal = goal.map.geometry().contains_cell(cell)
@@ -896,6 +1080,7 @@ impl Crowd {
 /// What planning reads besides the snapshot: shared by all agents, never written during a step.
 struct World<'a> {
     statics: &'a [Shape],
+    moving: &'a [(Shape, (DVec2, DVec2))],
     goals: &'a [Goal],
     step: u64,
     rasters: &'a [((u64, u64), StaticRaster)],
@@ -969,6 +1154,7 @@ impl World<'_> {
                     agent.params.radius,
                     &neighbours,
                     self.statics,
+                    self.moving,
                 ) =>
             {
                 ahead
@@ -1002,6 +1188,12 @@ impl World<'_> {
                 }
             }
         }
+        for (shape, (slo, shi)) in self.moving {
+            let grow = DVec2::splat(radius);
+            if boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
+                local.stamp_obstacle(shape, radius, Coverage::Touch);
+            }
+        }
         for (q, r) in &neighbours {
             local.stamp_disc(*q, *r, radius);
         }
@@ -1026,6 +1218,7 @@ fn something_ahead(
     radius: f64,
     neighbours: &[(DVec2, f64)],
     statics: &[Shape],
+    moving: &[(Shape, (DVec2, DVec2))],
 ) -> bool {
     let Some(f) = facing.try_normalize() else {
         return false;
@@ -1044,6 +1237,7 @@ fn something_ahead(
         let p = pos + f * (dvis * k as f64 / probes as f64);
         statics
             .iter()
+            .chain(moving.iter().map(|(s, _)| s))
             .any(|s| s.distance(p).is_ok_and(|d| d <= radius))
     })
 }
@@ -1137,7 +1331,17 @@ fn shape_centre(shape: &Shape) -> DVec2 {
     }
 }
 
-/// Shortens `displacement` so the agent keeps clear of committed agents and static shapes.
+/// The shapes the collision guard keeps agents out of.
+#[derive(Clone, Copy)]
+struct Obstacles<'a> {
+    statics: &'a [Shape],
+    static_bounds: &'a [(DVec2, DVec2)],
+    moving: &'a [(Shape, (DVec2, DVec2))],
+}
+
+/// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
+/// moving obstacles. `late` lists agents spawned during the step (not in `hash`).
+#[allow(clippy::too_many_arguments)]
 fn guard_step(
     start: DVec2,
     displacement: DVec2,
@@ -1145,8 +1349,8 @@ fn guard_step(
     me: usize,
     committed: &[Option<(DVec2, f64)>],
     hash: &SpatialHash,
-    statics: &[Shape],
-    static_bounds: &[(DVec2, DVec2)],
+    late: &[usize],
+    obstacles: Obstacles<'_>,
 ) -> DVec2 {
     let len = displacement.length();
     if len == 0.0 {
@@ -1161,12 +1365,19 @@ fn guard_step(
             near.push(c);
         }
     });
+    near.extend(
+        late.iter()
+            .filter(|&&j| j != me)
+            .filter_map(|&j| committed[j]),
+    );
     // Static shapes whose bounding box comes within reach (the others stay at least `radius`
     // away from every tried position), with their clearance at the start.
     let reach = len + radius;
-    let close: Vec<(&Shape, f64)> = statics
+    let close: Vec<(&Shape, f64)> = obstacles
+        .statics
         .iter()
-        .zip(static_bounds)
+        .zip(obstacles.static_bounds)
+        .chain(obstacles.moving.iter().map(|(s, b)| (s, b)))
         .filter(|(_, (lo, hi))| (start - start.clamp(*lo, *hi)).length() <= reach)
         .map(|(s, _)| (s, s.distance(start).unwrap_or(0.0)))
         .collect();
@@ -1418,6 +1629,7 @@ mod tests {
                 probe.update_rasters();
                 let world = World {
                     statics: &probe.statics,
+                    moving: &probe.moving,
                     goals: &probe.goals,
                     step: probe.step,
                     rasters: &probe.rasters,

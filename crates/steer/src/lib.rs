@@ -28,7 +28,7 @@ mod static_raster;
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
 pub use crowd::{
     AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, GoalId, ObstacleId,
-    StepReport,
+    StepPhase, StepReport,
 };
 pub use error::SteerError;
 pub use local_map::{LocalMap, LocalMapSettings};

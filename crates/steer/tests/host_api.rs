@@ -1,0 +1,173 @@
+//! What a host (the Bevy plugin, a game loop) drives between steps: the step run phase by phase,
+//! moving obstacles, and goal queues changed at run time.
+
+use crowdfield_field::Shape;
+use crowdfield_steer::{AgentParams, AgentState, Crowd, CrowdSettings, GoalId, StepPhase};
+use glam::DVec2;
+
+fn room() -> Crowd {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(20.0, 10.0),
+        ..Default::default()
+    };
+    Crowd::new(settings, Vec::new()).unwrap()
+}
+
+fn goal_at(crowd: &mut Crowd, x: f64, y: f64) -> GoalId {
+    crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(x, y),
+            radius: 0.5,
+        })
+        .unwrap()
+}
+
+fn walker(goal: GoalId, at: DVec2, seed: u64) -> AgentParams {
+    AgentParams {
+        position: at,
+        goals: vec![goal],
+        seed,
+        ..Default::default()
+    }
+}
+
+/// Two walkers crossing and a third heading the other way.
+fn crossing() -> Crowd {
+    let mut crowd = room();
+    let east = goal_at(&mut crowd, 18.0, 5.0);
+    let west = goal_at(&mut crowd, 2.0, 5.0);
+    crowd.spawn(walker(east, DVec2::new(3.0, 5.2), 1)).unwrap();
+    crowd.spawn(walker(east, DVec2::new(3.0, 3.5), 2)).unwrap();
+    crowd.spawn(walker(west, DVec2::new(17.0, 4.8), 3)).unwrap();
+    crowd
+}
+
+#[test]
+fn phases_one_at_a_time_equal_whole_steps() {
+    let mut whole = crossing();
+    let mut phased = crossing();
+    for _ in 0..40 {
+        let expected = whole.step();
+        assert_eq!(phased.phase(), None);
+        let mut phase = StepPhase::Guidance;
+        let report = loop {
+            let report = phased.advance_to(phase);
+            match phase.next() {
+                Some(next) => {
+                    assert!(report.is_none(), "only motion ends the step");
+                    assert_eq!(phased.phase(), Some(phase));
+                    // Asking again for a phase that already ran does nothing.
+                    assert!(phased.advance_to(phase).is_none());
+                    phase = next;
+                }
+                None => break report.expect("motion ends the step"),
+            }
+        };
+        assert_eq!(report, expected);
+        for ((_, a), (_, b)) in whole.agents().zip(phased.agents()) {
+            assert_eq!(a.position(), b.position());
+        }
+    }
+}
+
+#[test]
+fn a_step_can_stop_after_any_phase_and_be_finished_later() {
+    let mut whole = crossing();
+    let mut phased = crossing();
+    whole.step();
+    phased.advance_to(StepPhase::Relaxation);
+    let report = phased.step();
+    assert_eq!(phased.phase(), None);
+    assert_eq!(report.arrived.len(), 0);
+    for ((_, a), (_, b)) in whole.agents().zip(phased.agents()) {
+        assert_eq!(a.position(), b.position());
+    }
+}
+
+#[test]
+fn agents_spawned_or_removed_mid_step_are_handled_next_step() {
+    let mut crowd = crossing();
+    let east = GoalId(0);
+    crowd.advance_to(StepPhase::Decision);
+    let late = crowd.spawn(walker(east, DVec2::new(6.0, 8.0), 9)).unwrap();
+    crowd
+        .remove(crowdfield_steer::AgentId(1))
+        .expect("agent 1 exists");
+    crowd.step();
+    assert_eq!(crowd.agent(late).unwrap().position(), DVec2::new(6.0, 8.0));
+    crowd.step();
+    assert!(crowd.agent(late).unwrap().position() != DVec2::new(6.0, 8.0));
+    assert!(crowd.agent(crowdfield_steer::AgentId(1)).is_none());
+}
+
+#[test]
+fn a_moving_obstacle_is_avoided_and_never_entered() {
+    let mut crowd = room();
+    let east = goal_at(&mut crowd, 18.0, 5.0);
+    let id = crowd.spawn(walker(east, DVec2::new(2.0, 5.0), 1)).unwrap();
+    let radius = crowd.agent(id).unwrap().params().radius;
+    // A 1.6 m cart sliding down across the walker's line, slowly.
+    let mut closest = f64::INFINITY;
+    let mut arrived = false;
+    let mut deviated: f64 = 0.0;
+    for step in 0..200 {
+        let centre = DVec2::new(9.0, 8.0 - 0.04 * step as f64);
+        let cart = Shape::Disc {
+            centre,
+            radius: 0.8,
+        };
+        crowd.set_moving_obstacles(vec![cart.clone()]).unwrap();
+        let report = crowd.step();
+        let p = crowd.agent(id).unwrap().position();
+        closest = closest.min(cart.distance(p).unwrap());
+        deviated = deviated.max((p.y - 5.0).abs());
+        if report.arrived.contains(&id) {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived, "the walker got past the cart");
+    assert!(closest >= radius - 1e-9, "closest approach {closest}");
+    assert!(
+        deviated > 0.3,
+        "the walker went around (max |dy| {deviated})"
+    );
+    // A bad shape is rejected and the previous set kept.
+    let bad = Shape::Disc {
+        centre: DVec2::new(f64::NAN, 1.0),
+        radius: 1.0,
+    };
+    assert!(crowd.set_moving_obstacles(vec![bad]).is_err());
+    assert_eq!(crowd.moving_obstacles().count(), 1);
+}
+
+#[test]
+fn a_new_goal_queue_takes_effect_at_once() {
+    let mut crowd = room();
+    let east = goal_at(&mut crowd, 18.0, 5.0);
+    let west = goal_at(&mut crowd, 2.0, 5.0);
+    let id = crowd.spawn(walker(east, DVec2::new(10.0, 5.0), 1)).unwrap();
+    for _ in 0..5 {
+        crowd.step();
+    }
+    let x = crowd.agent(id).unwrap().position().x;
+    assert!(x > 10.5);
+    crowd.set_goals(id, vec![west]).unwrap();
+    let mut arrived = false;
+    for _ in 0..150 {
+        if crowd.step().arrived.contains(&id) {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived);
+    assert!(crowd.agent(id).unwrap().position().x < 3.0);
+    // An empty queue stops the agent; an unknown goal is an error that changes nothing.
+    crowd.set_goals(id, Vec::new()).unwrap();
+    assert_eq!(crowd.agent(id).unwrap().state(), AgentState::Arrived);
+    assert_eq!(
+        crowd.set_goals(id, vec![GoalId(7)]),
+        Err(crowdfield_steer::SteerError::UnknownGoal(7))
+    );
+}
