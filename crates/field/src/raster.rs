@@ -28,6 +28,8 @@ pub enum Coverage {
 }
 
 /// A 2D shape in world coordinates.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
     /// A disc.
@@ -161,6 +163,64 @@ impl Shape {
                 (cores, extent(*thickness)? * 0.5)
             }
         })
+    }
+
+    /// The shape moved from its own frame into the world: scaled by `scale` (per axis),
+    /// rotated by `angle` radians counter-clockwise, then translated by `offset` (the order of
+    /// a 2D transform). Boxes that end up rotated become [`Shape::RotatedBox`]; radii and
+    /// thicknesses scale by the larger axis factor, so the result never shrinks below the true
+    /// shape. Non-uniform scales of discs give the enclosing disc.
+    pub fn transformed(&self, offset: DVec2, angle: f64, scale: DVec2) -> Shape {
+        let rot = DVec2::from_angle(angle);
+        let map = |p: DVec2| offset + rot.rotate(p * scale);
+        let grow = scale.x.abs().max(scale.y.abs());
+        match self {
+            Shape::Disc { centre, radius } => Shape::Disc {
+                centre: map(*centre),
+                radius: radius * grow,
+            },
+            Shape::Aabb { min, max } => {
+                let half = ((*max - *min) * 0.5 * scale).abs();
+                let centre = map((*min + *max) * 0.5);
+                if angle == 0.0 {
+                    Shape::Aabb {
+                        min: centre - half,
+                        max: centre + half,
+                    }
+                } else {
+                    Shape::RotatedBox {
+                        centre,
+                        half_extents: half,
+                        angle,
+                    }
+                }
+            }
+            Shape::RotatedBox {
+                centre,
+                half_extents,
+                angle: own,
+            } => {
+                // Exact for uniform scales and for scales along the box's own axes.
+                let local = DVec2::from_angle(*own);
+                let sx = (local * scale).length();
+                let sy = (local.perp() * scale).length();
+                Shape::RotatedBox {
+                    centre: map(*centre),
+                    half_extents: *half_extents * DVec2::new(sx, sy),
+                    angle: own + angle,
+                }
+            }
+            Shape::Polygon(points) => Shape::Polygon(points.iter().map(|p| map(*p)).collect()),
+            Shape::Segment { a, b, thickness } => Shape::Segment {
+                a: map(*a),
+                b: map(*b),
+                thickness: thickness * grow,
+            },
+            Shape::Polyline { points, thickness } => Shape::Polyline {
+                points: points.iter().map(|p| map(*p)).collect(),
+                thickness: thickness * grow,
+            },
+        }
     }
 
     /// Distance from a world point to the shape (0 inside).
@@ -623,5 +683,59 @@ mod tests {
             radius: 2.0,
         };
         assert!(far.cells(&g, 1.0, Coverage::Touch).unwrap().is_empty());
+    }
+
+    #[test]
+    fn transformed_shapes_keep_their_points_where_the_transform_puts_them() {
+        let (offset, angle, scale) = (DVec2::new(3.0, -2.0), 0.7, DVec2::new(2.0, 2.0));
+        let map = |p: DVec2| offset + DVec2::from_angle(angle).rotate(p * scale);
+        let shapes = [
+            Shape::Disc {
+                centre: DVec2::new(1.0, 0.5),
+                radius: 0.5,
+            },
+            Shape::Aabb {
+                min: DVec2::new(-1.0, -0.5),
+                max: DVec2::new(2.0, 0.5),
+            },
+            Shape::RotatedBox {
+                centre: DVec2::new(0.5, 0.5),
+                half_extents: DVec2::new(1.0, 0.25),
+                angle: 0.3,
+            },
+            Shape::Polygon(vec![
+                DVec2::ZERO,
+                DVec2::new(2.0, 0.0),
+                DVec2::new(1.0, 1.5),
+            ]),
+            Shape::Segment {
+                a: DVec2::ZERO,
+                b: DVec2::new(1.0, 1.0),
+                thickness: 0.2,
+            },
+        ];
+        // Probe points in the shape's own frame: distances scale with the (uniform) scale.
+        for shape in &shapes {
+            let moved = shape.transformed(offset, angle, scale);
+            moved.validate().unwrap();
+            for k in 0..50 {
+                let p = DVec2::new(-2.0 + 0.09 * k as f64, -1.5 + 0.063 * k as f64);
+                let before = shape.distance(p).unwrap() * 2.0;
+                let after = moved.distance(map(p)).unwrap();
+                assert!(
+                    (before - after).abs() < 1e-9,
+                    "{shape:?} at {p}: {before} vs {after}"
+                );
+            }
+        }
+        // No rotation keeps an axis-aligned box axis-aligned.
+        let b = Shape::Aabb {
+            min: DVec2::ZERO,
+            max: DVec2::ONE,
+        };
+        assert!(matches!(
+            b.transformed(DVec2::X, 0.0, DVec2::ONE),
+            Shape::Aabb { .. }
+        ));
     }
 }

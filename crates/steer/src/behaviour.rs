@@ -16,6 +16,8 @@ use glam::DVec2;
 use crowdfield_field::{Bias, FieldError};
 
 /// The axes v is expressed in.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Frame {
     /// World x and y.
@@ -29,6 +31,8 @@ pub enum Frame {
 pub const SEED_OMEGA: f64 = std::f64::consts::PI / 18.0;
 
 /// A program for (v, ε).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Behaviour {
     /// ε = 0: the harmonic field, maximal clearance.
@@ -246,6 +250,9 @@ fn unit_or_zero(v: DVec2) -> DVec2 {
 }
 
 /// The two behaviour slots and the look-ahead distance that switches between them.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[derive(Debug, Clone, PartialEq)]
 pub struct BehaviourSlots {
     /// In force while nothing is within `dvis` ahead.

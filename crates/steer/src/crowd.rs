@@ -95,6 +95,8 @@ pub struct ObstacleId(pub u32);
 pub struct AgentId(pub u32);
 
 /// What an agent does after its last goal.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ArrivalAction {
     /// Stay, in state [`AgentState::Arrived`], still an obstacle for others.
@@ -105,6 +107,8 @@ pub enum ArrivalAction {
 }
 
 /// Where an agent stands.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentState {
     /// Walking towards its goal.
@@ -540,6 +544,32 @@ impl Crowd {
     /// The moving obstacles set last.
     pub fn moving_obstacles(&self) -> impl Iterator<Item = &Shape> {
         self.moving.iter().map(|(s, _)| s)
+    }
+
+    /// Moves an agent to `position` (a host whose physics or animation owns motion reports
+    /// where the agent really is before each step). The position must be finite and inside the
+    /// world bounds; overlaps are not checked here (the guard keeps later steps from deepening
+    /// them).
+    pub fn set_position(&mut self, id: AgentId, position: DVec2) -> Result<(), SteerError> {
+        for (what, value) in [("position.x", position.x), ("position.y", position.y)] {
+            if !value.is_finite() {
+                return Err(FieldError::NonFinite { what, value }.into());
+            }
+        }
+        if position.cmplt(self.settings.min).any() || position.cmpgt(self.settings.max).any() {
+            return Err(SteerError::OutOfBounds {
+                x: position.x,
+                y: position.y,
+            });
+        }
+        let agent = self
+            .agents
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownAgent(id.0))?;
+        agent.position = position;
+        self.spawn_index = None;
+        Ok(())
     }
 
     /// Gives an agent a new goal queue, starting with its first goal (an empty queue stops it,

@@ -59,4 +59,7 @@ pub enum SteerError {
         /// Local cell size.
         cell_size: f64,
     },
+    /// A shape the crowd cannot represent (a collider kind without an obstacle equivalent).
+    #[error("unsupported shape: {0}")]
+    UnsupportedShape(&'static str),
 }

@@ -22,6 +22,9 @@ use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Relaxation
 use crate::SteerError;
 
 /// Shape and effort of a local map.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LocalMapSettings {
     /// Cells per side; odd, default 15 (seeds: 11–35).

@@ -23,6 +23,8 @@
 use glam::DVec2;
 
 /// How the heading follows the descent.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum HeadingRule {
     /// Rule A: the raw descent.
@@ -42,6 +44,8 @@ impl Default for HeadingRule {
 }
 
 /// How fast the agent walks given the turn between heading and descent.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpeedLaw {
     /// Seed 000 Table 5.2.

@@ -1,0 +1,141 @@
+//! # bevy_crowdfield
+//!
+//! The Bevy plugin of crowdfield: crowds steered by boundary-value-problem potential fields
+//! (seeds 000 and 001), driven from components.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_crowdfield::prelude::*;
+//!
+//! fn main() {
+//!     App::new()
+//!         .add_plugins((MinimalPlugins, CrowdfieldPlugins))
+//!         .insert_resource(CrowdfieldSettings {
+//!             world_min: Vec2::ZERO,
+//!             world_max: Vec2::new(40.0, 20.0),
+//!             ..default()
+//!         })
+//!         .add_systems(Startup, |mut commands: Commands| {
+//!             commands.spawn((
+//!                 CrowdObstacle::fixed(Shape::Aabb {
+//!                     min: DVec2::new(19.0, 0.0),
+//!                     max: DVec2::new(21.0, 14.0),
+//!                 }),
+//!                 Transform::IDENTITY,
+//!             ));
+//!             commands.spawn((
+//!                 CrowdAgent,
+//!                 Transform::from_xyz(2.0, 10.0, 0.0),
+//!                 AgentGoals::point(Vec2::new(38.0, 10.0)),
+//!             ));
+//!         })
+//!         .run();
+//! }
+//! ```
+//!
+//! ## What a planner step does
+//!
+//! Planner steps run in `FixedUpdate` at [`CrowdfieldSettings::planner_hz`] (the seeds plan
+//! 2–3.5 times a second, one footstep each), in the public [`CrowdfieldSystems`] sets:
+//!
+//! 1. **SceneInput**: [`CrowdObstacle`]s and rapier colliders become static shapes (written
+//!    into every goal's global map, re-solved around edits a few maps per step) or moving
+//!    shapes (stamped into local maps); [`CrowdAgent`]s register, change goals or style, leave.
+//! 2. **Guidance**: global maps waiting for a re-solve after an edit.
+//! 3. **Sensing**: each agent reads its global descent, picks its behaviour slot and (v, ε),
+//!    and stamps neighbours and obstacles into its local map.
+//! 4. **Relaxation**: the local maps, batched across SIMD lanes and threads.
+//! 5. **Decision**: heading rule and speed law on the local descent.
+//! 6. **Motion**: steps committed through the collision guard; [`AgentPlan`],
+//!    [`DesiredVelocity`] and [`AgentState`] written.
+//! 7. **Events**: [`AgentArrived`], [`AgentReachedWaypoint`], [`AgentStuck`],
+//!    [`AgentUnreachable`], [`AgentRecovered`]; [`AgentRejected`] and [`ObstacleRejected`] come
+//!    from SceneInput.
+//!
+//! Every frame, [`CrowdfieldSystems::Interpolate`] moves agents' Transforms between the two
+//! positions of the last step ([`MotionMode::Transform`], the default). With
+//! [`MotionMode::External`] the game moves agents itself from [`DesiredVelocity`], and the
+//! plugin reads their Transform back before each step.
+//!
+//! ## Bad input
+//!
+//! Nothing a game puts on an entity makes a system panic. An agent whose components are
+//! rejected (ε out of range, a NaN goal, a start inside a wall or on another agent, a step
+//! longer than a local cell) gets [`AgentState::Rejected`] and an [`AgentRejected`] message
+//! with the typed error, and takes part again once its goals, style or Transform change. A bad
+//! obstacle gets an [`ObstacleRejected`] message and is left out.
+//!
+//! ## Conventions
+//!
+//! World units are metres; x and y of the Transform are the ground plane (2D). With ε > 0 a
+//! path bends towards +v in world space. Agents are top-level entities: their start is their
+//! Transform. Crowd state is deterministic: the same scenario gives the same trajectories on
+//! any thread count.
+//!
+//! ## Features
+//!
+//! - `rapier` (default): read bevy_rapier2d colliders ([`CrowdfieldRapierPlugin`]).
+
+mod components;
+mod messages;
+mod plugin;
+#[cfg(feature = "rapier")]
+mod rapier;
+pub mod scenario;
+mod settings;
+mod world;
+
+use bevy::app::{PluginGroup, PluginGroupBuilder};
+
+pub use components::{
+    AgentGoals, AgentPlan, AgentState, AgentStyle, CrowdAgent, CrowdObstacle, DesiredVelocity,
+    GoalTarget, ObstacleKind,
+};
+pub use messages::{
+    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck,
+    AgentUnreachable, ObstacleRejected,
+};
+pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due};
+#[cfg(feature = "rapier")]
+pub use rapier::{CrowdfieldRapierPlugin, collider_shapes};
+pub use scenario::{Scenario, ScenarioError, ScenarioPlugin, ScenarioRoot};
+pub use settings::{CrowdfieldSettings, MotionMode};
+pub use world::CrowdWorld;
+
+/// The steering core, re-exported for behaviours, motion laws and direct crowd access.
+pub use crowdfield_steer as steer;
+
+/// The field core, re-exported for shapes and fields.
+pub use crowdfield_field as field;
+
+/// Everything a game needs in one import.
+pub mod prelude {
+    pub use crate::{
+        AgentArrived, AgentGoals, AgentPlan, AgentReachedWaypoint, AgentRecovered, AgentRejected,
+        AgentState, AgentStuck, AgentStyle, AgentUnreachable, CrowdAgent, CrowdObstacle,
+        CrowdWorld, CrowdfieldPlugins, CrowdfieldSettings, CrowdfieldSystems, DesiredVelocity,
+        GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario, ScenarioRoot,
+    };
+    pub use bevy::math::DVec2;
+    pub use crowdfield_field::Shape;
+    pub use crowdfield_steer::{
+        ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings, SpeedLaw,
+    };
+}
+
+/// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`] and, with the `rapier`
+/// feature, [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
+/// for scenario files) as well as `DefaultPlugins`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CrowdfieldPlugins;
+
+impl PluginGroup for CrowdfieldPlugins {
+    fn build(self) -> PluginGroupBuilder {
+        let group = PluginGroupBuilder::start::<Self>()
+            .add(CrowdfieldPlugin)
+            .add(ScenarioPlugin);
+        #[cfg(feature = "rapier")]
+        let group = group.add(CrowdfieldRapierPlugin);
+        group
+    }
+}

@@ -1,0 +1,62 @@
+//! Messages the plugin writes in [`CrowdfieldSystems::Events`](crate::CrowdfieldSystems::Events).
+
+use bevy::prelude::*;
+
+use crowdfield_steer::SteerError;
+
+/// An agent reached its last goal.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentArrived {
+    /// The agent.
+    pub entity: Entity,
+}
+
+/// An agent reached a goal that was not its last and walks on to the next.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentReachedWaypoint {
+    /// The agent.
+    pub entity: Entity,
+    /// Index of the goal it walks to now.
+    pub next: usize,
+}
+
+/// An agent made no progress for `stuck_after` planner steps.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentStuck {
+    /// The agent.
+    pub entity: Entity,
+}
+
+/// An agent has no route to its goal (walled in, or the goal is): it holds its position.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentUnreachable {
+    /// The agent.
+    pub entity: Entity,
+}
+
+/// An agent met a flat region of its global map and recovered with a sub-goal.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentRecovered {
+    /// The agent.
+    pub entity: Entity,
+}
+
+/// An agent's components were rejected: it stays [`AgentState::Rejected`](crate::AgentState)
+/// until its goals, style or Transform change.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct AgentRejected {
+    /// The agent.
+    pub entity: Entity,
+    /// Why.
+    pub error: SteerError,
+}
+
+/// An obstacle (a [`CrowdObstacle`](crate::CrowdObstacle) or a collider) was rejected; the
+/// crowd goes on without it.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct ObstacleRejected {
+    /// The obstacle's entity.
+    pub entity: Entity,
+    /// Why.
+    pub error: SteerError,
+}

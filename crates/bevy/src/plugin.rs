@@ -1,0 +1,606 @@
+//! The core plugin: settings, the planner clock, the system sets and their systems.
+
+use bevy::math::DVec2;
+use bevy::prelude::*;
+
+use crowdfield_steer::{AgentId, Crowd, StepPhase};
+
+use crate::components::{
+    AgentGoals, AgentPlan, AgentState, AgentStyle, CrowdAgent, CrowdObstacle, DesiredVelocity,
+    GoalTarget, ObstacleKind,
+};
+use crate::messages::{
+    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck,
+    AgentUnreachable, ObstacleRejected,
+};
+use crate::settings::{CrowdfieldSettings, MotionMode};
+use crate::world::{CrowdWorld, ObstacleSource, agent_params};
+
+/// The plugin's system sets. The planner sets run in `FixedUpdate`, in this order, once per
+/// planner step (see [`CrowdfieldSettings::planner_hz`]); [`CrowdfieldSystems::Interpolate`]
+/// runs every frame after the fixed loop. Order a game's systems around them, e.g. change goals
+/// `.before(CrowdfieldSystems::SceneInput)` or read outputs `.after(CrowdfieldSystems::Motion)`.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CrowdfieldSystems {
+    /// Obstacles (components and colliders) and agents enter, change or leave the crowd.
+    SceneInput,
+    /// Global maps edited by obstacle changes are re-solved, a few per step.
+    Guidance,
+    /// Every agent senses its neighbours, picks (v, ε) and stamps its local map.
+    Sensing,
+    /// Local maps are relaxed, batched across agents and threads.
+    Relaxation,
+    /// Headings and speeds are decided from the relaxed maps.
+    Decision,
+    /// Steps are committed; [`AgentPlan`], [`DesiredVelocity`] and [`AgentState`] written.
+    Motion,
+    /// Messages ([`AgentArrived`] and the others) are written; arrived agents that asked for it
+    /// are despawned.
+    Events,
+    /// Every frame (in `RunFixedMainLoop`, after the fixed loop): agents' Transforms are
+    /// interpolated between planner steps, in [`MotionMode::Transform`].
+    Interpolate,
+}
+
+/// Ordering inside [`CrowdfieldSystems::SceneInput`].
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum SceneInputStage {
+    /// Crowd built or rebuilt, moving shapes cleared.
+    Prepare,
+    /// Obstacle shapes gathered (components, colliders).
+    Gather,
+    /// Agents registered and moving obstacles handed to the crowd.
+    Agents,
+}
+
+/// When the next planner step is due.
+#[derive(Resource, Debug, Clone, Copy, Default)]
+pub struct PlannerClock {
+    since_step: f64,
+    due: bool,
+    started: bool,
+    steps: u64,
+}
+
+impl PlannerClock {
+    /// Seconds of fixed time since the last planner step.
+    pub fn since_step(&self) -> f64 {
+        self.since_step
+    }
+
+    /// Whether a planner step runs in the current fixed tick.
+    pub fn is_due(&self) -> bool {
+        self.due
+    }
+
+    /// Planner steps begun so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+}
+
+/// Run condition: a planner step runs in this fixed tick.
+pub fn planner_due(clock: Res<PlannerClock>) -> bool {
+    clock.due
+}
+
+/// The core plugin: the crowd, its settings, components, messages and systems. Added by
+/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CrowdfieldPlugin;
+
+impl Plugin for CrowdfieldPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<CrowdfieldSettings>()
+            .init_resource::<CrowdWorld>()
+            .init_resource::<PlannerClock>()
+            .register_type::<CrowdfieldSettings>()
+            .register_type::<CrowdAgent>()
+            .register_type::<AgentGoals>()
+            .register_type::<AgentStyle>()
+            .register_type::<AgentState>()
+            .register_type::<AgentPlan>()
+            .register_type::<DesiredVelocity>()
+            .register_type::<CrowdObstacle>()
+            .register_type::<GoalTarget>()
+            .add_message::<AgentArrived>()
+            .add_message::<AgentReachedWaypoint>()
+            .add_message::<AgentStuck>()
+            .add_message::<AgentUnreachable>()
+            .add_message::<AgentRecovered>()
+            .add_message::<AgentRejected>()
+            .add_message::<ObstacleRejected>()
+            .configure_sets(
+                FixedUpdate,
+                (
+                    CrowdfieldSystems::SceneInput,
+                    CrowdfieldSystems::Guidance,
+                    CrowdfieldSystems::Sensing,
+                    CrowdfieldSystems::Relaxation,
+                    CrowdfieldSystems::Decision,
+                    CrowdfieldSystems::Motion,
+                    CrowdfieldSystems::Events,
+                )
+                    .chain(),
+            )
+            .configure_sets(
+                FixedUpdate,
+                (
+                    SceneInputStage::Prepare,
+                    SceneInputStage::Gather,
+                    SceneInputStage::Agents,
+                )
+                    .chain()
+                    .in_set(CrowdfieldSystems::SceneInput),
+            )
+            .configure_sets(
+                RunFixedMainLoop,
+                CrowdfieldSystems::Interpolate.in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
+            )
+            .add_systems(
+                FixedUpdate,
+                tick_planner.before(CrowdfieldSystems::SceneInput),
+            )
+            .add_systems(
+                FixedUpdate,
+                (
+                    begin_step.in_set(SceneInputStage::Prepare),
+                    sync_obstacles.in_set(SceneInputStage::Gather),
+                    (register_agents, hand_over_moving_obstacles)
+                        .chain()
+                        .in_set(SceneInputStage::Agents),
+                    advance(StepPhase::Guidance).in_set(CrowdfieldSystems::Guidance),
+                    advance(StepPhase::Sensing).in_set(CrowdfieldSystems::Sensing),
+                    advance(StepPhase::Relaxation).in_set(CrowdfieldSystems::Relaxation),
+                    advance(StepPhase::Decision).in_set(CrowdfieldSystems::Decision),
+                    commit_step.in_set(CrowdfieldSystems::Motion),
+                    write_messages.in_set(CrowdfieldSystems::Events),
+                )
+                    .run_if(planner_due),
+            )
+            .add_systems(
+                RunFixedMainLoop,
+                interpolate_transforms.in_set(CrowdfieldSystems::Interpolate),
+            );
+    }
+}
+
+/// Advances the planner clock by one fixed tick.
+fn tick_planner(
+    time: Res<Time>,
+    settings: Res<CrowdfieldSettings>,
+    mut clock: ResMut<PlannerClock>,
+    mut warned: Local<bool>,
+) {
+    let bad_rate = !(settings.planner_hz.is_finite() && settings.planner_hz > 0.0);
+    if bad_rate && !*warned {
+        warn!(
+            "crowdfield: planner_hz {} is not a positive rate; planning at 3.5 Hz",
+            settings.planner_hz
+        );
+        *warned = true;
+    }
+    let period = settings.planner_period();
+    if !clock.started {
+        // The first tick plans at once, so agents register without waiting a period.
+        clock.started = true;
+        clock.due = true;
+    } else {
+        clock.since_step += time.delta_secs_f64();
+        clock.due = clock.since_step + 1e-9 >= period;
+        if clock.due {
+            // A long stall plans once, not a burst of catch-up steps.
+            clock.since_step = (clock.since_step - period).clamp(0.0, period);
+        }
+    }
+    if clock.due {
+        clock.steps += 1;
+    }
+}
+
+/// Builds or rebuilds the crowd, starts the step's timer and clears the moving shapes.
+fn begin_step(
+    settings: Res<CrowdfieldSettings>,
+    mut world: ResMut<CrowdWorld>,
+    mut warned: Local<bool>,
+) {
+    world.step_started = Some(std::time::Instant::now());
+    world.moving.clear();
+    world.rebuilt = false;
+    if let Err(e) = world.ensure_built(&settings) {
+        if !*warned {
+            error!("crowdfield: settings rejected, the crowd is not built: {e}");
+            *warned = true;
+        }
+    } else {
+        *warned = false;
+    }
+}
+
+/// An entity's pose for placing its shape: its own Transform when it is top-level, the
+/// propagated GlobalTransform when it is a child. Returns (translation, angle about z, scale).
+pub(crate) fn pose(
+    transform: &Transform,
+    global: Option<&GlobalTransform>,
+    child: bool,
+) -> (DVec2, f64, DVec2) {
+    let t = match (child, global) {
+        (true, Some(g)) => g.compute_transform(),
+        _ => *transform,
+    };
+    let angle = t.rotation.to_euler(EulerRot::ZYX).0 as f64;
+    (
+        t.translation.truncate().as_dvec2(),
+        angle,
+        t.scale.truncate().as_dvec2(),
+    )
+}
+
+type ObstacleItem<'a> = (
+    Entity,
+    Ref<'a, CrowdObstacle>,
+    Ref<'a, Transform>,
+    Option<Ref<'a, GlobalTransform>>,
+    Has<ChildOf>,
+);
+
+/// [`CrowdObstacle`] components: static ones into the crowd (again when changed or moved),
+/// moving ones gathered for this step.
+fn sync_obstacles(
+    mut world: ResMut<CrowdWorld>,
+    obstacles: Query<ObstacleItem>,
+    mut removed: RemovedComponents<CrowdObstacle>,
+    mut rejected: MessageWriter<ObstacleRejected>,
+) {
+    let world = &mut *world;
+    if world.crowd().is_none() {
+        return;
+    }
+    for entity in removed.read() {
+        world.remove_obstacle(entity, ObstacleSource::Component);
+    }
+    let rebuilt = world.rebuilt;
+    for (entity, obstacle, transform, global, child) in &obstacles {
+        let moved = if child {
+            global.as_ref().is_some_and(|g| g.is_changed())
+        } else {
+            transform.is_changed()
+        };
+        let changed = obstacle.is_changed() || moved;
+        let (offset, angle, scale) = pose(&transform, global.as_deref(), child);
+        let shape = obstacle.shape.transformed(offset, angle, scale);
+        match obstacle.kind {
+            ObstacleKind::Moving => {
+                world.remove_obstacle(entity, ObstacleSource::Component);
+                match shape.validate() {
+                    Ok(()) => world.moving.push(shape),
+                    Err(e) if changed => {
+                        rejected.write(ObstacleRejected {
+                            entity,
+                            error: e.into(),
+                        });
+                    }
+                    Err(_) => {}
+                }
+            }
+            ObstacleKind::Static => {
+                if !(rebuilt || changed || !world.has_obstacle(entity, ObstacleSource::Component)) {
+                    continue;
+                }
+                world.remove_obstacle(entity, ObstacleSource::Component);
+                if let Err(error) =
+                    world.add_obstacle(entity, ObstacleSource::Component, vec![shape])
+                {
+                    rejected.write(ObstacleRejected { entity, error });
+                }
+            }
+        }
+    }
+}
+
+type AgentItem<'a> = (
+    Entity,
+    Ref<'a, Transform>,
+    Ref<'a, AgentGoals>,
+    Ref<'a, AgentStyle>,
+    &'a mut AgentState,
+    &'a mut AgentPlan,
+);
+
+/// Agents enter, change or leave the crowd.
+fn register_agents(
+    settings: Res<CrowdfieldSettings>,
+    mut world: ResMut<CrowdWorld>,
+    mut agents: Query<AgentItem, With<CrowdAgent>>,
+    mut removed: RemovedComponents<CrowdAgent>,
+    mut rejected: MessageWriter<AgentRejected>,
+) {
+    let world = &mut *world;
+    if world.crowd().is_none() {
+        return;
+    }
+    for entity in removed.read() {
+        world.unregister(entity);
+    }
+    let rebuilt = world.rebuilt;
+    let external = settings.motion == MotionMode::External;
+    let mut fresh = Vec::new();
+    for (entity, transform, goals, style, mut state, mut plan) in &mut agents {
+        let Some(id) = world.agent_id(entity).filter(|_| !rebuilt) else {
+            let retry = transform.is_changed() || goals.is_changed() || style.is_changed();
+            if *state != AgentState::Rejected || retry || rebuilt {
+                // Rebuilt: start from where the agent was last shown.
+                let at = if rebuilt && *state != AgentState::Pending {
+                    plan.to
+                } else {
+                    transform.translation.truncate()
+                };
+                fresh.push((entity, at));
+            }
+            continue;
+        };
+        let result = update_agent(world, &settings, id, &transform, &goals, &style, external);
+        match result {
+            Ok(Some(at)) => {
+                // Re-registered with a new style at its current position.
+                world.unregister(entity);
+                fresh.push((entity, at));
+            }
+            Ok(None) => {}
+            Err(error) => {
+                world.unregister(entity);
+                *state = AgentState::Rejected;
+                plan.from = plan.to;
+                rejected.write(AgentRejected { entity, error });
+            }
+        }
+    }
+    // Registration order decides crowd ids and so the commit order: make it independent of
+    // query order.
+    fresh.sort_by_key(|(e, _)| *e);
+    for (entity, at) in fresh {
+        let Ok((_, _, goals, style, mut state, mut plan)) = agents.get_mut(entity) else {
+            continue;
+        };
+        match world.register(entity, at, &goals, &style, &settings) {
+            Ok(id) => {
+                let agent = world.crowd().and_then(|c| c.agent(id)).expect("registered");
+                *state = map_state(agent.state());
+                *plan = AgentPlan {
+                    from: at,
+                    to: at,
+                    heading: agent.heading().as_vec2(),
+                    speed_factor: 0.0,
+                    goal_index: 0,
+                };
+            }
+            Err(error) => {
+                *state = AgentState::Rejected;
+                rejected.write(AgentRejected { entity, error });
+            }
+        }
+    }
+}
+
+/// Applies changed goals and styles (and, with external motion, the Transform) to a registered
+/// agent. Returns the position to re-register at when the style changed beyond its behaviour.
+fn update_agent(
+    world: &mut CrowdWorld,
+    settings: &CrowdfieldSettings,
+    id: AgentId,
+    transform: &Ref<Transform>,
+    goals: &Ref<AgentGoals>,
+    style: &Ref<AgentStyle>,
+    external: bool,
+) -> Result<Option<Vec2>, crowdfield_steer::SteerError> {
+    if goals.is_changed() && !goals.is_added() {
+        let ids = world.resolve_goals(goals, settings.point_goal_radius)?;
+        let crowd = world.crowd_mut().expect("built");
+        let agent = crowd.agent(id).expect("linked agents exist");
+        let same_rest = agent.params().arrival_radius == goals.arrival_radius
+            && agent.params().on_arrival == goals.on_arrival;
+        if !same_rest {
+            let at = agent.position().as_vec2();
+            return Ok(Some(at));
+        }
+        crowd.set_goals(id, ids)?;
+    }
+    let crowd: &mut Crowd = world.crowd_mut().expect("built");
+    if style.is_changed() && !style.is_added() {
+        let agent = crowd.agent(id).expect("linked agents exist");
+        let mut wanted = agent_params(
+            agent.position().as_vec2(),
+            agent.params().goals.clone(),
+            goals,
+            style,
+            settings,
+        );
+        wanted.seed = agent.params().seed;
+        wanted.initial_heading = agent.params().initial_heading;
+        wanted.behaviour = agent.params().behaviour.clone();
+        if wanted != *agent.params() {
+            return Ok(Some(agent.position().as_vec2()));
+        }
+        crowd.set_behaviour(id, style.behaviour.clone())?;
+    }
+    if external {
+        crowd.set_position(id, transform.translation.truncate().as_dvec2())?;
+    }
+    Ok(None)
+}
+
+fn hand_over_moving_obstacles(mut world: ResMut<CrowdWorld>) {
+    let moving = std::mem::take(&mut world.moving);
+    if let Some(crowd) = world.crowd_mut()
+        && let Err(e) = crowd.set_moving_obstacles(moving)
+    {
+        // Shapes are validated one by one as they are gathered; this is a bug if it happens.
+        error!("crowdfield: moving obstacles rejected: {e}");
+    }
+}
+
+/// A system running the crowd up to `phase`.
+fn advance(phase: StepPhase) -> impl FnMut(ResMut<CrowdWorld>) {
+    move |mut world: ResMut<CrowdWorld>| {
+        if let Some(crowd) = world.crowd_mut() {
+            crowd.advance_to(phase);
+        }
+    }
+}
+
+fn map_state(state: crowdfield_steer::AgentState) -> AgentState {
+    use crowdfield_steer::AgentState as S;
+    match state {
+        S::Moving => AgentState::Moving,
+        S::Waiting => AgentState::Waiting,
+        S::Arrived => AgentState::Arrived,
+        S::Stuck => AgentState::Stuck,
+        S::Unreachable => AgentState::Unreachable,
+    }
+}
+
+/// Commits the step and writes every agent's outputs.
+fn commit_step(
+    settings: Res<CrowdfieldSettings>,
+    mut world: ResMut<CrowdWorld>,
+    mut agents: Query<(&mut AgentState, &mut AgentPlan, &mut DesiredVelocity), With<CrowdAgent>>,
+) {
+    let world = &mut *world;
+    let Some(crowd) = world.crowd() else {
+        return;
+    };
+    let before: Vec<Option<Vec2>> = (0..world.by_agent.len())
+        .map(|i| {
+            crowd
+                .agent(AgentId(i as u32))
+                .map(|a| a.position().as_vec2())
+        })
+        .collect();
+    let crowd = world.crowd_mut().expect("checked above");
+    let Some(report) = crowd.advance_to(StepPhase::Motion) else {
+        return;
+    };
+    let crowd = world.crowd().expect("stepped above");
+    let hz = 1.0 / settings.planner_period() as f32;
+    for (i, entity) in world.by_agent.iter().enumerate() {
+        let (Some(entity), Some(agent)) = (entity, crowd.agent(AgentId(i as u32))) else {
+            continue;
+        };
+        let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(*entity) else {
+            continue;
+        };
+        let to = agent.position().as_vec2();
+        let from = before.get(i).copied().flatten().unwrap_or(to);
+        *plan = AgentPlan {
+            from,
+            to,
+            heading: agent.heading().as_vec2(),
+            speed_factor: agent.speed_factor() as f32,
+            goal_index: agent.goal_index(),
+        };
+        velocity.0 = (to - from) * hz;
+        let new_state = map_state(agent.state());
+        if *state != new_state {
+            *state = new_state;
+        }
+    }
+    // Agents that arrived and left the crowd.
+    for id in &report.removed {
+        if let Some(entity) = world.entity(*id)
+            && let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(entity)
+        {
+            *state = AgentState::Arrived;
+            plan.from = plan.to;
+            velocity.0 = Vec2::ZERO;
+        }
+    }
+    world.last_report = report;
+    if let Some(start) = world.step_started.take() {
+        world.last_step_time = start.elapsed();
+    }
+}
+
+/// Messages for the step's report; despawns agents that left the crowd on arrival.
+#[allow(clippy::too_many_arguments)]
+fn write_messages(
+    mut commands: Commands,
+    mut world: ResMut<CrowdWorld>,
+    mut arrived: MessageWriter<AgentArrived>,
+    mut waypoint: MessageWriter<AgentReachedWaypoint>,
+    mut stuck: MessageWriter<AgentStuck>,
+    mut unreachable: MessageWriter<AgentUnreachable>,
+    mut recovered: MessageWriter<AgentRecovered>,
+) {
+    let world = &mut *world;
+    let report = std::mem::take(&mut world.last_report);
+    for id in &report.arrived {
+        if let Some(entity) = world.entity(*id) {
+            arrived.write(AgentArrived { entity });
+        }
+    }
+    for id in &report.advanced {
+        if let (Some(entity), Some(agent)) =
+            (world.entity(*id), world.crowd().and_then(|c| c.agent(*id)))
+        {
+            waypoint.write(AgentReachedWaypoint {
+                entity,
+                next: agent.goal_index(),
+            });
+        }
+    }
+    for id in &report.stuck {
+        if let Some(entity) = world.entity(*id) {
+            stuck.write(AgentStuck { entity });
+        }
+    }
+    for id in &report.unreachable {
+        if let Some(entity) = world.entity(*id) {
+            unreachable.write(AgentUnreachable { entity });
+        }
+    }
+    for id in &report.recovered {
+        if let Some(entity) = world.entity(*id) {
+            recovered.write(AgentRecovered { entity });
+        }
+    }
+    for id in &report.removed {
+        if let Some(entity) = world.entity(*id) {
+            world.unregister(entity);
+            commands.entity(entity).try_despawn();
+        }
+    }
+    world.last_report = report;
+}
+
+/// Places agents between the two positions of the last planner step.
+fn interpolate_transforms(
+    settings: Res<CrowdfieldSettings>,
+    clock: Res<PlannerClock>,
+    fixed: Res<Time<Fixed>>,
+    mut agents: Query<(&AgentPlan, &AgentState, &mut Transform), With<CrowdAgent>>,
+) {
+    if settings.motion != MotionMode::Transform {
+        return;
+    }
+    let period = settings.planner_period();
+    let alpha = ((clock.since_step + fixed.overstep().as_secs_f64()) / period).clamp(0.0, 1.0);
+    let alpha = alpha as f32;
+    agents
+        .par_iter_mut()
+        .for_each(|(plan, state, mut transform)| {
+            if matches!(state, AgentState::Pending | AgentState::Rejected) {
+                return;
+            }
+            let p = plan.from.lerp(plan.to, alpha);
+            if transform.translation.truncate() != p {
+                transform.translation.x = p.x;
+                transform.translation.y = p.y;
+            }
+            if settings.face_heading && plan.heading != Vec2::ZERO {
+                let rotation = Quat::from_rotation_z(plan.heading.to_angle());
+                if transform.rotation != rotation {
+                    transform.rotation = rotation;
+                }
+            }
+        });
+}

@@ -1,0 +1,480 @@
+//! Scenario files: a world, its obstacles and its agents as a Bevy asset (RON or JSON).
+//!
+//! ```ron
+//! (
+//!     name: "corridor",
+//!     bounds: (min: (0.0, 0.0), max: (30.0, 6.0)),
+//!     settings: (planner_hz: Some(3.5)),
+//!     obstacles: [
+//!         (shape: Aabb(min: (10.0, 0.0), max: (11.0, 2.0))),
+//!         (shape: Disc(centre: (20.0, 3.0), radius: 0.5), kind: Moving),
+//!     ],
+//!     agents: [
+//!         (position: (1.0, 3.0), goals: (targets: [Point((29.0, 3.0))])),
+//!     ],
+//!     regions: [
+//!         (min: (1.0, 0.5), max: (4.0, 5.5), count: 20, seed: 7,
+//!          goals: (targets: [Point((29.0, 3.0))]),
+//!          style: (behaviour: (clear: Constant(epsilon: 0.7, v: (0.0, -1.0), frame: World),
+//!                              ahead: None, dvis: 1.0))),
+//!     ],
+//! )
+//! ```
+//!
+//! Every field but `bounds` may be left out. Shapes, goals and styles are checked while the
+//! file is read, so a bad value is reported with its line and column like a syntax error.
+//! The full format is described in `docs/scenario-format.md`.
+
+use bevy::asset::{AssetLoader, LoadContext, io::Reader};
+use bevy::prelude::*;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crowdfield_field::Shape;
+use crowdfield_steer::LocalMapSettings;
+
+use crate::components::{AgentGoals, AgentStyle, CrowdAgent, CrowdObstacle, ObstacleKind};
+use crate::settings::CrowdfieldSettings;
+
+/// A scenario: world bounds, optional planner settings, obstacles, agents one by one and
+/// agents spread over regions.
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A name for listings and outputs.
+    #[serde(default)]
+    pub name: String,
+    /// What the scenario shows.
+    #[serde(default)]
+    pub description: String,
+    /// The walkable rectangle.
+    pub bounds: Bounds,
+    /// Planner settings that differ from the defaults.
+    #[serde(default)]
+    pub settings: ScenarioSettings,
+    /// Obstacles.
+    #[serde(default)]
+    pub obstacles: Vec<ScenarioObstacle>,
+    /// Agents one by one.
+    #[serde(default)]
+    pub agents: Vec<ScenarioAgent>,
+    /// Agents spread over rectangles.
+    #[serde(default)]
+    pub regions: Vec<ScenarioRegion>,
+}
+
+/// An axis-aligned rectangle.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    /// Lower-left corner.
+    #[serde(deserialize_with = "finite_vec2")]
+    pub min: Vec2,
+    /// Upper-right corner.
+    #[serde(deserialize_with = "finite_vec2")]
+    pub max: Vec2,
+}
+
+/// Planner settings a scenario may set; the others keep the app's values.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScenarioSettings {
+    /// Planner steps per second.
+    pub planner_hz: Option<f64>,
+    /// Global-map cell size.
+    pub global_cell_size: Option<f64>,
+    /// Radius obstacles are grown by in global maps.
+    pub global_inflation: Option<f64>,
+}
+
+/// One obstacle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioObstacle {
+    /// The shape in world coordinates.
+    #[serde(deserialize_with = "valid_shape")]
+    pub shape: Shape,
+    /// Static (default) or moving.
+    #[serde(default)]
+    pub kind: ObstacleKind,
+}
+
+/// One agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioAgent {
+    /// Start position.
+    #[serde(deserialize_with = "finite_vec2")]
+    pub position: Vec2,
+    /// Goals.
+    #[serde(default, deserialize_with = "valid_goals")]
+    pub goals: AgentGoals,
+    /// Steering style.
+    #[serde(default, deserialize_with = "valid_style")]
+    pub style: AgentStyle,
+}
+
+/// Agents spread over a rectangle at random, seeded positions, never overlapping each other,
+/// earlier agents or static obstacles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRegion {
+    /// Lower-left corner.
+    #[serde(deserialize_with = "finite_vec2")]
+    pub min: Vec2,
+    /// Upper-right corner.
+    #[serde(deserialize_with = "finite_vec2")]
+    pub max: Vec2,
+    /// How many agents.
+    pub count: usize,
+    /// Seed of the placement (and, mixed with each agent's index, of its own stream).
+    #[serde(default)]
+    pub seed: u64,
+    /// Goals of every agent of the region.
+    #[serde(default, deserialize_with = "valid_goals")]
+    pub goals: AgentGoals,
+    /// Style of every agent of the region.
+    #[serde(default, deserialize_with = "valid_style")]
+    pub style: AgentStyle,
+}
+
+/// Why a scenario file was rejected.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("could not read the scenario: {0}")]
+    Io(#[from] std::io::Error),
+    /// Syntax or a bad value, at a position of the file (1-based line and column).
+    #[error("{line}:{column}: {message}")]
+    Parse {
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file that is neither `.ron` nor `.json`.
+    #[error("unknown scenario format {0:?} (use .ron or .json)")]
+    Format(String),
+}
+
+impl Scenario {
+    /// Reads a scenario from RON text.
+    pub fn from_ron(text: &str) -> Result<Self, ScenarioError> {
+        ron::Options::default()
+            .from_str(text)
+            .map_err(|e| ScenarioError::Parse {
+                line: e.span.start.line,
+                column: e.span.start.col,
+                message: e.code.to_string(),
+            })
+    }
+
+    /// Reads a scenario from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
+        serde_json::from_str(text).map_err(|e| ScenarioError::Parse {
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })
+    }
+
+    /// Reads a scenario file, RON or JSON by its extension.
+    pub fn from_path(path: &std::path::Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path)?;
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("ron") => Self::from_ron(&text),
+            Some("json") => Self::from_json(&text),
+            other => Err(ScenarioError::Format(other.unwrap_or("").to_owned())),
+        }
+    }
+
+    /// The scenario as RON text.
+    pub fn to_ron(&self) -> String {
+        ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
+            .expect("scenarios always serialise")
+    }
+
+    /// Writes the scenario's world and planner settings into `settings`.
+    pub fn apply_settings(&self, settings: &mut CrowdfieldSettings) {
+        settings.world_min = self.bounds.min;
+        settings.world_max = self.bounds.max;
+        if let Some(hz) = self.settings.planner_hz {
+            settings.planner_hz = hz;
+        }
+        if let Some(size) = self.settings.global_cell_size {
+            settings.global_cell_size = size;
+        }
+        if let Some(inflation) = self.settings.global_inflation {
+            settings.global_inflation = inflation;
+        }
+    }
+
+    /// Every agent of the scenario with its start position: the single agents, then each
+    /// region's placed agents. Region agents without their own seed get the region's seed
+    /// mixed with their index. Returns the agents and, per region, how many could not be
+    /// placed (the region was too full).
+    pub fn agents(&self) -> (Vec<ScenarioAgent>, Vec<usize>) {
+        let statics: Vec<&Shape> = self
+            .obstacles
+            .iter()
+            .filter(|o| o.kind == ObstacleKind::Static)
+            .map(|o| &o.shape)
+            .collect();
+        let mut placed: Vec<(Vec2, f64)> = self
+            .agents
+            .iter()
+            .map(|a| (a.position, a.style.radius))
+            .collect();
+        let mut agents = self.agents.clone();
+        let mut missing = Vec::new();
+        for region in &self.regions {
+            let mut rng = SplitMix(region.seed);
+            let r = region.style.radius;
+            let lo = region.min.as_dvec2() + r;
+            let hi = region.max.as_dvec2() - r;
+            let mut made = 0;
+            let mut tries = 0;
+            while made < region.count && tries < 200 * region.count.max(1) && lo.cmple(hi).all() {
+                tries += 1;
+                let p = lo + (hi - lo) * bevy::math::DVec2::new(rng.unit(), rng.unit());
+                let clear_agents = placed
+                    .iter()
+                    .all(|(q, rq)| (q.as_dvec2() - p).length() >= r + rq + 0.05);
+                let clear_walls = statics
+                    .iter()
+                    .all(|s| s.distance(p).is_ok_and(|d| d >= r + 0.05));
+                if !(clear_agents && clear_walls) {
+                    continue;
+                }
+                let mut style = region.style.clone();
+                if style.seed.is_none() {
+                    style.seed = Some(SplitMix(region.seed ^ (made as u64 + 1)).next());
+                }
+                placed.push((p.as_vec2(), r));
+                agents.push(ScenarioAgent {
+                    position: p.as_vec2(),
+                    goals: region.goals.clone(),
+                    style,
+                });
+                made += 1;
+            }
+            missing.push(region.count - made);
+        }
+        (agents, missing)
+    }
+
+    /// Spawns the scenario's obstacles and agents (top-level entities, each tagged with
+    /// [`FromScenario`]) and returns how many agents each region could not place.
+    pub fn spawn(&self, commands: &mut Commands, root: Option<Entity>) -> Vec<usize> {
+        for obstacle in &self.obstacles {
+            commands.spawn((
+                Name::new("crowd obstacle"),
+                CrowdObstacle {
+                    shape: obstacle.shape.clone(),
+                    kind: obstacle.kind,
+                },
+                Transform::IDENTITY,
+                FromScenario(root),
+            ));
+        }
+        let (agents, missing) = self.agents();
+        for agent in agents {
+            commands.spawn((
+                Name::new("crowd agent"),
+                CrowdAgent,
+                Transform::from_translation(agent.position.extend(0.0)),
+                agent.goals,
+                agent.style,
+                FromScenario(root),
+            ));
+        }
+        missing
+    }
+}
+
+/// Tags entities spawned from a scenario, with the [`ScenarioRoot`] entity they came from.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct FromScenario(pub Option<Entity>);
+
+/// Put on an entity to spawn a scenario asset once it has loaded: the plugin applies its
+/// settings, spawns its obstacles and agents, and then adds [`ScenarioSpawned`].
+#[derive(Component, Debug, Clone)]
+pub struct ScenarioRoot(pub Handle<Scenario>);
+
+/// Added to a [`ScenarioRoot`] once its scenario was spawned.
+#[derive(Component, Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioSpawned {
+    /// Per region, agents that did not fit.
+    pub missing: Vec<usize>,
+}
+
+/// Loads `.scenario.ron` and `.scenario.json` files as [`Scenario`] assets.
+#[derive(Debug, Default, TypePath)]
+pub struct ScenarioLoader;
+
+impl AssetLoader for ScenarioLoader {
+    type Asset = Scenario;
+    type Settings = ();
+    type Error = ScenarioError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<Scenario, ScenarioError> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
+        let text = String::from_utf8(bytes).map_err(|e| ScenarioError::Parse {
+            line: 1,
+            column: 1,
+            message: format!("not UTF-8: {e}"),
+        })?;
+        let json = load_context
+            .path()
+            .path()
+            .extension()
+            .is_some_and(|e| e == "json");
+        if json {
+            Scenario::from_json(&text)
+        } else {
+            Scenario::from_ron(&text)
+        }
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["scenario.ron", "scenario.json"]
+    }
+}
+
+/// Scenario assets and [`ScenarioRoot`] spawning. Part of
+/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins); needs Bevy's `AssetPlugin`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ScenarioPlugin;
+
+impl Plugin for ScenarioPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<FromScenario>();
+        if !app.is_plugin_added::<bevy::asset::AssetPlugin>() {
+            // Headless apps without assets still spawn scenarios with `Scenario::spawn`.
+            debug!(
+                "crowdfield: no AssetPlugin, scenario files load only through Scenario::from_path"
+            );
+            return;
+        }
+        app.init_asset::<Scenario>()
+            .init_asset_loader::<ScenarioLoader>()
+            .add_systems(PreUpdate, spawn_scenarios);
+    }
+}
+
+fn spawn_scenarios(
+    mut commands: Commands,
+    roots: Query<(Entity, &ScenarioRoot), Without<ScenarioSpawned>>,
+    scenarios: Res<Assets<Scenario>>,
+    server: Res<AssetServer>,
+    mut settings: ResMut<CrowdfieldSettings>,
+) {
+    for (entity, root) in &roots {
+        if let Some(scenario) = scenarios.get(&root.0) {
+            scenario.apply_settings(&mut settings);
+            let missing = scenario.spawn(&mut commands, Some(entity));
+            if missing.iter().any(|m| *m > 0) {
+                warn!(
+                    "crowdfield: scenario {:?} could not place {missing:?} agents in its regions",
+                    scenario.name
+                );
+            }
+            commands.entity(entity).insert(ScenarioSpawned { missing });
+        } else if let Some(bevy::asset::LoadState::Failed(e)) = server.get_load_state(&root.0) {
+            error!("crowdfield: scenario failed to load: {e}");
+            commands.entity(entity).insert(ScenarioSpawned {
+                missing: Vec::new(),
+            });
+        }
+    }
+}
+
+/// serde_json appends " at line L column C" to its messages; the error carries both already.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn finite_vec2<'de, D: Deserializer<'de>>(d: D) -> Result<Vec2, D::Error> {
+    let v = Vec2::deserialize(d)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "coordinates must be finite, got {v}"
+        )))
+    }
+}
+
+fn valid_shape<'de, D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+    let shape = Shape::deserialize(d)?;
+    shape.validate().map_err(serde::de::Error::custom)?;
+    Ok(shape)
+}
+
+fn valid_goals<'de, D: Deserializer<'de>>(d: D) -> Result<AgentGoals, D::Error> {
+    let goals = AgentGoals::deserialize(d)?;
+    for target in &goals.targets {
+        target
+            .shape(1.0)
+            .validate()
+            .map_err(serde::de::Error::custom)?;
+    }
+    if !(goals.arrival_radius.is_finite() && goals.arrival_radius >= 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "arrival radius must be finite and non-negative, got {}",
+            goals.arrival_radius
+        )));
+    }
+    Ok(goals)
+}
+
+fn valid_style<'de, D: Deserializer<'de>>(d: D) -> Result<AgentStyle, D::Error> {
+    let style = AgentStyle::deserialize(d)?;
+    let positive = |what: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "{what} must be finite and positive, got {v}"
+            )))
+        }
+    };
+    positive("radius", style.radius)?;
+    positive("max speed", style.max_speed)?;
+    style
+        .behaviour
+        .validate()
+        .map_err(serde::de::Error::custom)?;
+    let map: LocalMapSettings = style.local_map;
+    map.validate().map_err(serde::de::Error::custom)?;
+    Ok(style)
+}
+
+/// SplitMix64: seeded placement that replays on every platform.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -1,0 +1,89 @@
+//! The plugin's settings resource.
+
+use bevy::prelude::*;
+
+/// Who moves an agent's [`Transform`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+#[reflect(Default, PartialEq)]
+pub enum MotionMode {
+    /// The plugin writes the Transform every frame, interpolating between the positions before
+    /// and after the last planner step, so motion is smooth at any frame rate.
+    #[default]
+    Transform,
+    /// The game moves the agent (physics, animation, root motion) from
+    /// [`DesiredVelocity`](crate::DesiredVelocity); the plugin reads the agent's Transform back
+    /// before every planner step and never writes it.
+    External,
+}
+
+/// World-wide settings of the crowd. Changing the world bounds or the global-map settings
+/// rebuilds the crowd at the next planner step (agents keep their positions and goals, and
+/// start again with fresh local maps); the other fields apply at once.
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
+pub struct CrowdfieldSettings {
+    /// Planner steps per second (the seeds plan 2–3.5 steps a second, one footstep each). The
+    /// planner runs in `FixedUpdate`, on the first fixed tick at or past each step's time.
+    pub planner_hz: f64,
+    /// Lower-left corner of the walkable world.
+    pub world_min: Vec2,
+    /// Upper-right corner of the walkable world. Agents never leave the rectangle.
+    pub world_max: Vec2,
+    /// Cell size of the global maps (one per goal).
+    pub global_cell_size: f64,
+    /// Radius the global maps grow obstacles by (the typical agent radius).
+    pub global_inflation: f64,
+    /// Global maps re-solved at most per planner step after obstacles changed.
+    pub map_solves_per_step: usize,
+    /// Planner steps without progress before an agent is reported stuck.
+    pub stuck_after: u32,
+    /// Who moves agents' Transforms.
+    pub motion: MotionMode,
+    /// Whether the plugin also turns agents (about +z) to face their heading, in
+    /// [`MotionMode::Transform`].
+    pub face_heading: bool,
+    /// Radius of the disc a [`GoalTarget::Point`](crate::GoalTarget::Point) goal covers.
+    pub point_goal_radius: f64,
+}
+
+impl Default for CrowdfieldSettings {
+    fn default() -> Self {
+        Self {
+            planner_hz: 3.5,
+            world_min: Vec2::ZERO,
+            world_max: Vec2::splat(50.0),
+            global_cell_size: 0.5,
+            global_inflation: 0.25,
+            map_solves_per_step: 2,
+            stuck_after: 60,
+            motion: MotionMode::Transform,
+            face_heading: true,
+            point_goal_radius: 0.5,
+        }
+    }
+}
+
+impl CrowdfieldSettings {
+    /// Seconds per planner step.
+    pub fn planner_period(&self) -> f64 {
+        if self.planner_hz.is_finite() && self.planner_hz > 0.0 {
+            1.0 / self.planner_hz
+        } else {
+            // A bad rate is reported once by the plugin and the seeds' 3.5 Hz used instead.
+            1.0 / 3.5
+        }
+    }
+
+    /// The part of the settings the crowd is built from: a change rebuilds it.
+    pub(crate) fn crowd_settings(&self) -> crowdfield_steer::CrowdSettings {
+        crowdfield_steer::CrowdSettings {
+            min: self.world_min.as_dvec2(),
+            max: self.world_max.as_dvec2(),
+            global_cell_size: self.global_cell_size,
+            global_inflation: self.global_inflation,
+            stuck_after: self.stuck_after,
+            map_solves_per_step: self.map_solves_per_step,
+            ..Default::default()
+        }
+    }
+}

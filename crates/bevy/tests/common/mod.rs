@@ -1,0 +1,85 @@
+//! A headless app with the crowdfield plugins, one planner step per update.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::steer::SteerError;
+
+/// Planner steps per second in the tests; every `app.update()` is one fixed tick and one step.
+pub const HZ: f64 = 4.0;
+
+/// Messages seen so far.
+#[derive(Resource, Default, Debug)]
+pub struct Seen {
+    pub arrived: Vec<Entity>,
+    pub unreachable: Vec<Entity>,
+    pub rejected: Vec<(Entity, SteerError)>,
+    pub obstacles_rejected: Vec<(Entity, SteerError)>,
+    pub waypoints: Vec<(Entity, usize)>,
+}
+
+fn collect(
+    mut seen: ResMut<Seen>,
+    mut arrived: MessageReader<AgentArrived>,
+    mut unreachable: MessageReader<AgentUnreachable>,
+    mut rejected: MessageReader<AgentRejected>,
+    mut obstacles: MessageReader<ObstacleRejected>,
+    mut waypoints: MessageReader<AgentReachedWaypoint>,
+) {
+    seen.arrived.extend(arrived.read().map(|m| m.entity));
+    seen.unreachable
+        .extend(unreachable.read().map(|m| m.entity));
+    seen.rejected
+        .extend(rejected.read().map(|m| (m.entity, m.error.clone())));
+    seen.obstacles_rejected
+        .extend(obstacles.read().map(|m| (m.entity, m.error.clone())));
+    seen.waypoints
+        .extend(waypoints.read().map(|m| (m.entity, m.next)));
+}
+
+/// A headless app over a `w` × `h` world.
+pub fn app(w: f32, h: f32) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, CrowdfieldPlugins))
+        .insert_resource(Time::<Fixed>::from_hz(HZ))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / HZ,
+        )))
+        .insert_resource(CrowdfieldSettings {
+            planner_hz: HZ,
+            world_min: Vec2::ZERO,
+            world_max: Vec2::new(w, h),
+            ..default()
+        })
+        .init_resource::<Seen>()
+        .add_systems(FixedUpdate, collect.after(CrowdfieldSystems::Events));
+    app
+}
+
+/// Runs updates until `done` holds or `max` updates have run; returns the updates run.
+pub fn run_until(app: &mut App, max: usize, mut done: impl FnMut(&mut App) -> bool) -> usize {
+    for i in 0..max {
+        app.update();
+        if done(app) {
+            return i + 1;
+        }
+    }
+    max
+}
+
+/// The planner's position of an agent after its last step.
+pub fn planned(app: &App, agent: Entity) -> Vec2 {
+    app.world().get::<AgentPlan>(agent).unwrap().to
+}
+
+pub fn state(app: &App, agent: Entity) -> AgentState {
+    *app.world().get::<AgentState>(agent).unwrap()
+}
+
+pub fn seen(app: &App) -> &Seen {
+    app.world().resource::<Seen>()
+}

@@ -1,0 +1,426 @@
+//! Headless app tests of the plugin (MinimalPlugins, one planner step per update).
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::steer::SteerError;
+use bevy_rapier2d::prelude::{Collider, RigidBody};
+use common::*;
+
+fn agent(app: &mut App, at: Vec2, goals: AgentGoals) -> Entity {
+    app.world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_translation(at.extend(0.0)),
+            goals,
+        ))
+        .id()
+}
+
+#[test]
+fn an_agent_with_a_goal_arrives_and_says_so() {
+    let mut app = app(30.0, 10.0);
+    app.world_mut().spawn(CrowdObstacle::fixed(Shape::Aabb {
+        min: DVec2::new(14.0, 0.0),
+        max: DVec2::new(16.0, 7.0),
+    }));
+    let goal = Vec2::new(28.0, 5.0);
+    let walker = agent(&mut app, Vec2::new(2.0, 5.0), AgentGoals::point(goal));
+    let steps = run_until(&mut app, 400, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 400, "arrived within 400 steps");
+    assert_eq!(seen(&app).arrived, vec![walker]);
+    assert_eq!(state(&app, walker), AgentState::Arrived);
+    let at = planned(&app, walker);
+    assert!((at - goal).length() <= 1.0, "stopped at the goal: {at}");
+    // The Transform follows the planner (interpolated), and rests on the goal afterwards.
+    app.update();
+    let shown = app.world().get::<Transform>(walker).unwrap().translation;
+    assert!((shown.truncate() - at).length() < 1e-4, "{shown} vs {at}");
+    assert_eq!(
+        app.world().get::<DesiredVelocity>(walker).unwrap().0,
+        Vec2::ZERO
+    );
+}
+
+#[test]
+fn transforms_are_interpolated_between_planner_steps() {
+    let mut app = app(30.0, 10.0);
+    // Four frames per planner step.
+    app.insert_resource(Time::<Fixed>::from_hz(4.0 * HZ));
+    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_secs_f64(0.25 / HZ),
+    ));
+    let walker = agent(
+        &mut app,
+        Vec2::new(2.0, 5.0),
+        AgentGoals::point(Vec2::new(28.0, 5.0)),
+    );
+    for _ in 0..40 {
+        app.update();
+    }
+    let mut fractions = Vec::new();
+    for _ in 0..8 {
+        app.update();
+        let plan = *app.world().get::<AgentPlan>(walker).unwrap();
+        let x = app.world().get::<Transform>(walker).unwrap().translation.x;
+        let span = plan.to.x - plan.from.x;
+        assert!(span > 0.05, "walking east");
+        fractions.push(((x - plan.from.x) / span * 4.0).round() as i32);
+    }
+    // The shown position walks 0, ¼, ½, ¾ of each step's segment, frame by frame.
+    let start = fractions.iter().position(|f| *f == 0).unwrap();
+    assert_eq!(&fractions[start..start + 4], &[0, 1, 2, 3], "{fractions:?}");
+}
+
+/// Distance from `p` to the nearest collider shape of the scene.
+fn clearance(shapes: &[Shape], p: Vec2) -> f64 {
+    shapes
+        .iter()
+        .map(|s| s.distance(p.as_dvec2()).unwrap())
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn rapier_walls_of_several_shapes_are_never_crossed() {
+    let mut app = app(30.0, 12.0);
+    let colliders = [
+        (Collider::cuboid(0.5, 2.5), Vec2::new(8.0, 3.0), 0.3),
+        (Collider::ball(1.4), Vec2::new(8.0, 9.0), 0.0),
+        (Collider::capsule_y(1.5, 0.5), Vec2::new(14.0, 6.0), 0.0),
+        (
+            Collider::convex_hull(&[
+                Vec2::new(-1.0, -1.5),
+                Vec2::new(1.5, -1.0),
+                Vec2::new(0.5, 2.0),
+            ])
+            .unwrap(),
+            Vec2::new(20.0, 2.5),
+            0.0,
+        ),
+        (
+            Collider::compound(vec![
+                (Vec2::ZERO, 0.0, Collider::cuboid(0.4, 1.5)),
+                (Vec2::new(0.0, 1.5), 0.0, Collider::ball(0.8)),
+            ]),
+            Vec2::new(20.0, 8.5),
+            0.0,
+        ),
+        (
+            Collider::round_cuboid(0.3, 1.0, 0.3),
+            Vec2::new(24.0, 6.0),
+            0.7,
+        ),
+        (
+            Collider::polyline(
+                vec![
+                    Vec2::new(0.0, 0.0),
+                    Vec2::new(0.0, 2.0),
+                    Vec2::new(1.0, 3.0),
+                ],
+                None,
+            ),
+            Vec2::new(4.5, 5.0),
+            0.0,
+        ),
+    ];
+    let mut shapes = Vec::new();
+    for (collider, at, angle) in colliders {
+        shapes.extend(
+            bevy_crowdfield::collider_shapes(&collider, at.as_dvec2(), angle as f64, DVec2::ONE)
+                .unwrap(),
+        );
+        app.world_mut().spawn((
+            collider,
+            Transform::from_translation(at.extend(0.0)).with_rotation(Quat::from_rotation_z(angle)),
+        ));
+    }
+    // A fixed body is static too.
+    app.world_mut().spawn((
+        RigidBody::Fixed,
+        Collider::cuboid(0.3, 0.3),
+        Transform::from_xyz(12.0, 1.0, 0.0),
+    ));
+    shapes.push(Shape::Aabb {
+        min: DVec2::new(11.7, 0.7),
+        max: DVec2::new(12.3, 1.3),
+    });
+    let goal = GoalTarget::Region(Shape::Aabb {
+        min: DVec2::new(28.0, 1.0),
+        max: DVec2::new(29.5, 11.0),
+    });
+    let walkers: Vec<Entity> = (0..8)
+        .map(|i| {
+            agent(
+                &mut app,
+                Vec2::new(1.5, 1.2 + 1.3 * i as f32),
+                AgentGoals {
+                    targets: vec![goal.clone()],
+                    ..default()
+                },
+            )
+        })
+        .collect();
+    let radius = AgentStyle::default().radius;
+    let mut violations = 0;
+    let mut closest = f64::INFINITY;
+    let mut min_gap = f64::INFINITY;
+    run_until(&mut app, 500, |app| {
+        if walkers
+            .iter()
+            .any(|e| state(app, *e) == AgentState::Pending)
+        {
+            return false;
+        }
+        let at: Vec<Vec2> = walkers.iter().map(|e| planned(app, *e)).collect();
+        for (i, p) in at.iter().enumerate() {
+            let c = clearance(&shapes, *p);
+            closest = closest.min(c);
+            if c < radius - 1e-6 {
+                violations += 1;
+            }
+            for q in &at[i + 1..] {
+                let gap = (*p - *q).length() as f64 - 2.0 * radius;
+                min_gap = min_gap.min(gap);
+                if gap < -1e-5 {
+                    violations += 1;
+                }
+            }
+        }
+        seen(app).arrived.len() == walkers.len()
+    });
+    assert_eq!(
+        violations, 0,
+        "closest wall {closest}, smallest gap {min_gap}"
+    );
+    assert_eq!(
+        seen(&app).arrived.len(),
+        walkers.len(),
+        "all crossed the field"
+    );
+    assert!(seen(&app).obstacles_rejected.is_empty());
+}
+
+#[test]
+fn removing_a_wall_collider_opens_the_route() {
+    let mut app = app(20.0, 10.0);
+    let wall = app
+        .world_mut()
+        .spawn((
+            Collider::cuboid(0.5, 6.0),
+            Transform::from_xyz(10.0, 5.0, 0.0),
+        ))
+        .id();
+    let walker = agent(
+        &mut app,
+        Vec2::new(3.0, 5.0),
+        AgentGoals::point(Vec2::new(17.0, 5.0)),
+    );
+    run_until(&mut app, 3, |_| false);
+    assert_eq!(seen(&app).unreachable, vec![walker]);
+    assert_eq!(state(&app, walker), AgentState::Unreachable);
+    let held = planned(&app, walker);
+    assert_eq!(held, Vec2::new(3.0, 5.0), "an unreachable agent holds");
+
+    app.world_mut().despawn(wall);
+    let steps = run_until(&mut app, 200, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 200, "arrived once the wall was gone");
+    assert_eq!(seen(&app).arrived, vec![walker]);
+}
+
+#[test]
+fn moving_a_wall_collider_moves_it_in_the_maps() {
+    let mut app = app(20.0, 10.0);
+    let wall = app
+        .world_mut()
+        .spawn((
+            Collider::cuboid(0.5, 6.0),
+            Transform::from_xyz(10.0, 5.0, 0.0),
+        ))
+        .id();
+    let walker = agent(
+        &mut app,
+        Vec2::new(3.0, 5.0),
+        AgentGoals::point(Vec2::new(17.0, 5.0)),
+    );
+    run_until(&mut app, 2, |_| false);
+    assert_eq!(state(&app, walker), AgentState::Unreachable);
+    // Slide the wall up so a gap opens at the bottom.
+    app.world_mut()
+        .get_mut::<Transform>(wall)
+        .unwrap()
+        .translation
+        .y = 8.0;
+    let steps = run_until(&mut app, 200, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 200);
+}
+
+#[test]
+fn a_game_that_owns_motion_gets_desired_velocities_and_keeps_its_transform() {
+    let mut app = app(20.0, 10.0);
+    app.world_mut().resource_mut::<CrowdfieldSettings>().motion = MotionMode::External;
+    let frozen = agent(
+        &mut app,
+        Vec2::new(3.0, 3.0),
+        AgentGoals::point(Vec2::new(17.0, 3.0)),
+    );
+    let driven = agent(
+        &mut app,
+        Vec2::new(3.0, 7.0),
+        AgentGoals::point(Vec2::new(17.0, 7.0)),
+    );
+    #[derive(Resource)]
+    struct Driven(Entity);
+    app.insert_resource(Driven(driven));
+    // The game's own integrator for one agent, after the planner wrote the velocities.
+    app.add_systems(
+        FixedUpdate,
+        (|driven: Res<Driven>,
+          time: Res<Time>,
+          mut q: Query<(&DesiredVelocity, &mut Transform)>| {
+            if let Ok((v, mut t)) = q.get_mut(driven.0) {
+                t.translation += (v.0 * time.delta_secs()).extend(0.0);
+            }
+        })
+        .after(CrowdfieldSystems::Motion),
+    );
+    let mut saw_velocity = false;
+    let steps = run_until(&mut app, 200, |app| {
+        let v = app.world().get::<DesiredVelocity>(frozen).unwrap().0;
+        saw_velocity |= v.x > 0.5;
+        // The plugin never writes the Transform of an externally moved agent.
+        let t = app.world().get::<Transform>(frozen).unwrap().translation;
+        assert_eq!(t, Vec3::new(3.0, 3.0, 0.0));
+        seen(app).arrived.contains(&driven)
+    });
+    assert!(saw_velocity, "the frozen agent is asked to walk east");
+    assert!(
+        steps < 200,
+        "the game's integrator brought the other agent home"
+    );
+    // The frozen agent's planner position is read back from its Transform every step.
+    let p = planned(&app, frozen);
+    assert!((p - Vec2::new(3.0, 3.0)).length() < 0.5, "{p}");
+}
+
+#[test]
+fn bad_agents_are_reported_and_never_panic() {
+    let mut app = app(20.0, 10.0);
+    app.world_mut().spawn(CrowdObstacle::fixed(Shape::Aabb {
+        min: DVec2::new(8.0, 0.0),
+        max: DVec2::new(10.0, 4.0),
+    }));
+    let goal = AgentGoals::point(Vec2::new(17.0, 5.0));
+    let steep = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(2.0, 5.0, 0.0),
+            goal.clone(),
+            AgentStyle::default().with_behaviour(Behaviour::TowardsGoal { epsilon: 5.0 }),
+        ))
+        .id();
+    let nan_goal = agent(&mut app, Vec2::new(2.0, 8.0), AgentGoals::point(Vec2::NAN));
+    let in_wall = agent(&mut app, Vec2::new(9.0, 2.0), goal.clone());
+    let too_fast = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(2.0, 2.0, 0.0),
+            goal.clone(),
+            AgentStyle::default().with_max_speed(50.0),
+        ))
+        .id();
+    let fine = agent(&mut app, Vec2::new(4.0, 8.0), goal.clone());
+    let bad_obstacle = app
+        .world_mut()
+        .spawn(CrowdObstacle::fixed(Shape::Disc {
+            centre: DVec2::new(5.0, 5.0),
+            radius: -1.0,
+        }))
+        .id();
+    app.update();
+    app.update();
+    let rejected: Vec<Entity> = seen(&app).rejected.iter().map(|(e, _)| *e).collect();
+    for e in [steep, nan_goal, in_wall, too_fast] {
+        assert_eq!(state(&app, e), AgentState::Rejected, "{e:?}");
+        assert_eq!(
+            rejected.iter().filter(|r| **r == e).count(),
+            1,
+            "one message each"
+        );
+    }
+    let error_of = |e: Entity| {
+        seen(&app)
+            .rejected
+            .iter()
+            .find(|(r, _)| *r == e)
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert!(matches!(
+        error_of(steep),
+        SteerError::Field(bevy_crowdfield::field::FieldError::BiasOutOfRange { .. })
+    ));
+    assert!(matches!(error_of(nan_goal), SteerError::Field(_)));
+    assert!(matches!(
+        error_of(in_wall),
+        SteerError::InsideObstacle { .. }
+    ));
+    assert!(matches!(error_of(too_fast), SteerError::StepTooLong { .. }));
+    assert_eq!(seen(&app).obstacles_rejected.len(), 1);
+    assert_eq!(seen(&app).obstacles_rejected[0].0, bad_obstacle);
+    assert_ne!(state(&app, fine), AgentState::Rejected);
+
+    // Fixing the style lets the agent take part.
+    app.world_mut()
+        .get_mut::<AgentStyle>(steep)
+        .unwrap()
+        .behaviour = BehaviourSlots::single(Behaviour::TowardsGoal { epsilon: 0.5 });
+    app.update();
+    assert_eq!(state(&app, steep), AgentState::Moving);
+    // Despawning agents and obstacles at any time is fine.
+    app.world_mut().despawn(fine);
+    app.world_mut().despawn(bad_obstacle);
+    run_until(&mut app, 5, |_| false);
+}
+
+#[test]
+fn goals_and_behaviours_change_at_run_time() {
+    let mut app = app(20.0, 10.0);
+    let walker = agent(
+        &mut app,
+        Vec2::new(10.0, 5.0),
+        AgentGoals::point(Vec2::new(18.0, 5.0)),
+    );
+    run_until(&mut app, 5, |_| false);
+    assert!(planned(&app, walker).x > 10.5);
+    *app.world_mut().get_mut::<AgentGoals>(walker).unwrap() =
+        AgentGoals::points([Vec2::new(2.0, 5.0), Vec2::new(2.0, 8.0)]);
+    app.world_mut()
+        .get_mut::<AgentStyle>(walker)
+        .unwrap()
+        .behaviour = BehaviourSlots::single(Behaviour::Sinusoid {
+        epsilon: 0.6,
+        omega: bevy_crowdfield::steer::SEED_OMEGA,
+    });
+    let steps = run_until(&mut app, 300, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 300);
+    assert_eq!(seen(&app).waypoints, vec![(walker, 1)]);
+    assert!((planned(&app, walker) - Vec2::new(2.0, 8.0)).length() < 1.0);
+}
+
+#[test]
+fn arrived_agents_that_asked_to_leave_are_despawned() {
+    let mut app = app(20.0, 10.0);
+    let walker = agent(
+        &mut app,
+        Vec2::new(3.0, 5.0),
+        AgentGoals::point(Vec2::new(8.0, 5.0)).then_despawn(),
+    );
+    run_until(&mut app, 100, |app| !seen(app).arrived.is_empty());
+    app.update();
+    assert!(app.world().get_entity(walker).is_err(), "despawned");
+    run_until(&mut app, 3, |_| false);
+}
