@@ -1,0 +1,195 @@
+//! Scenario files: parsing, errors with positions, asset loading, and replays.
+
+mod common;
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::scenario::{ScenarioError, ScenarioSpawned};
+use common::*;
+
+fn assets() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets")
+}
+
+fn scenario(name: &str) -> Scenario {
+    Scenario::from_path(&assets().join(format!("scenarios/{name}.scenario.ron"))).unwrap()
+}
+
+#[test]
+fn every_shipped_scenario_parses_and_round_trips() {
+    let dir = assets().join("scenarios");
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = Scenario::from_path(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert!(!s.name.is_empty());
+        assert_eq!(Scenario::from_ron(&s.to_ron()).unwrap(), s, "{path:?} RON");
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_json(&json).unwrap(), s, "{path:?} JSON");
+        count += 1;
+    }
+    assert!(count >= 3);
+}
+
+fn parse_error(text: &str) -> (usize, usize, String) {
+    match Scenario::from_ron(text) {
+        Err(ScenarioError::Parse {
+            line,
+            column,
+            message,
+        }) => (line, column, message),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_files_name_the_position() {
+    // A missing comma.
+    let (line, _, _) = parse_error("(\n  bounds: (min: (0, 0), max: (10, 10))\n  agents: [],\n)");
+    assert_eq!(line, 3);
+    // An unknown field.
+    let (line, _, message) =
+        parse_error("(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agnets: [],\n)");
+    assert_eq!(line, 3);
+    assert!(message.contains("agnets"), "{message}");
+    // A bad value: a disc with a negative radius, on line 4.
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  obstacles: [\n    (shape: Disc(centre: (1, 1), radius: -2.0)),\n  ],\n)",
+    );
+    assert_eq!(line, 4, "{message}");
+    // ε out of range in a style, on line 5.
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [\n    (position: (1, 1),\n     style: (behaviour: (clear: TowardsGoal(epsilon: 9.0), ahead: None, dvis: 0.0)))\n  ],\n)",
+    );
+    assert_eq!(line, 5, "{message}");
+    // A NaN goal.
+    let (_, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [(position: (1, 1), goals: (targets: [Point((NaN, 1.0))]))],\n)",
+    );
+    assert!(message.contains("finite"), "{message}");
+    // JSON too.
+    match Scenario::from_json("{\"bounds\": {\"min\": [0, 0],\n \"max\": [1]}}") {
+        Err(ScenarioError::Parse { line, .. }) => assert_eq!(line, 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Runs a scenario for `steps` planner steps and returns every agent's planned position per
+/// step, in spawn order (`None` once it left on arrival).
+fn trajectories(s: &Scenario, steps: usize) -> Vec<Vec<Option<Vec2>>> {
+    let mut app = app(1.0, 1.0);
+    s.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
+    // One planner step per update at the scenario's rate.
+    let hz = app.world().resource::<CrowdfieldSettings>().planner_hz;
+    app.insert_resource(Time::<Fixed>::from_hz(hz));
+    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_secs_f64(1.0 / hz),
+    ));
+    let mut commands = app.world_mut().commands();
+    s.spawn(&mut commands, None);
+    app.world_mut().flush();
+    let mut agents: Vec<Entity> = app
+        .world_mut()
+        .query_filtered::<Entity, With<CrowdAgent>>()
+        .iter(app.world())
+        .collect();
+    agents.sort();
+    // Fixed time starts accumulating with the first frame; wait for the first planner step.
+    for _ in 0..5 {
+        if agents
+            .iter()
+            .all(|e| state(&app, *e) != AgentState::Pending)
+        {
+            break;
+        }
+        app.update();
+    }
+    let mut out = Vec::new();
+    for _ in 0..steps {
+        app.update();
+        out.push(
+            agents
+                .iter()
+                .map(|e| app.world().get::<AgentPlan>(*e).map(|p| p.to))
+                .collect(),
+        );
+    }
+    assert!(seen(&app).rejected.is_empty(), "{:?}", seen(&app).rejected);
+    out
+}
+
+#[test]
+fn the_same_scenario_gives_the_same_trajectories_twice() {
+    let s = scenario("corridor");
+    let a = trajectories(&s, 60);
+    let b = trajectories(&s, 60);
+    assert_eq!(a, b);
+    // And they moved.
+    let moved = a[0]
+        .iter()
+        .zip(&a[59])
+        .filter(|(p, q)| (p.unwrap() - q.unwrap()).length() > 3.0)
+        .count();
+    assert!(moved >= 12, "{moved} of {} walked", a[0].len());
+}
+
+#[test]
+fn the_corridor_scenario_completes_without_overlap() {
+    let s = scenario("corridor");
+    let run = trajectories(&s, 400);
+    let radius = 0.25;
+    let mut min_gap = f32::INFINITY;
+    for step in &run {
+        let here: Vec<Vec2> = step.iter().flatten().copied().collect();
+        for (i, p) in here.iter().enumerate() {
+            for q in &here[i + 1..] {
+                min_gap = min_gap.min((*p - *q).length() - 2.0 * radius);
+            }
+        }
+    }
+    assert!(min_gap >= -1e-5, "agents overlapped: gap {min_gap}");
+    // Everyone reached the far end and left.
+    let left = run.iter().position(|step| step.iter().all(Option::is_none));
+    assert!(left.is_some(), "still walking: {:?}", run.last().unwrap());
+    println!(
+        "all 16 crossed and left after {} planner steps",
+        left.unwrap() + 1
+    );
+}
+
+#[test]
+fn a_scenario_asset_loads_and_spawns() {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        bevy::asset::AssetPlugin {
+            file_path: assets().to_string_lossy().into_owned(),
+            ..default()
+        },
+        CrowdfieldPlugins,
+    ));
+    let handle = app
+        .world()
+        .resource::<AssetServer>()
+        .load::<Scenario>("scenarios/corridor.scenario.ron");
+    let root = app.world_mut().spawn(ScenarioRoot(handle)).id();
+    for _ in 0..2000 {
+        app.update();
+        if app.world().get::<ScenarioSpawned>(root).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let spawned = app.world().get::<ScenarioSpawned>(root).expect("spawned");
+    assert_eq!(spawned.missing, vec![0, 0]);
+    let agents = app
+        .world_mut()
+        .query_filtered::<(), With<CrowdAgent>>()
+        .iter(app.world())
+        .count();
+    assert_eq!(agents, 16);
+    let settings = app.world().resource::<CrowdfieldSettings>();
+    assert_eq!(settings.world_max, Vec2::new(30.0, 5.0));
+}
