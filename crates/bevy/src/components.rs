@@ -161,8 +161,8 @@ impl AgentStyle {
 }
 
 /// Where an agent stands, written by the plugin after every planner step.
-#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
-#[reflect(Component, Default, PartialEq)]
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Reflect)]
+#[reflect(Component, Default, PartialEq, Hash)]
 pub enum AgentState {
     /// Not registered yet (it will be at the next planner step).
     #[default]

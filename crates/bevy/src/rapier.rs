@@ -23,9 +23,9 @@ use crowdfield_steer::SteerError;
 
 use crate::components::CrowdAgent;
 use crate::messages::ObstacleRejected;
+use crate::planner_due;
 use crate::plugin::{SceneInputStage, pose};
 use crate::world::{CrowdWorld, ObstacleSource};
-use crate::{CrowdfieldSystems, planner_due};
 
 /// Reads bevy_rapier2d colliders as obstacles. Part of
 /// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins) when the `rapier` feature is on.
@@ -37,7 +37,6 @@ impl Plugin for CrowdfieldRapierPlugin {
         app.add_systems(
             FixedUpdate,
             sync_colliders
-                .in_set(CrowdfieldSystems::SceneInput)
                 .in_set(SceneInputStage::Gather)
                 .run_if(planner_due),
         );
