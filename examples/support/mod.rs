@@ -218,10 +218,13 @@ fn material(
         .clone()
 }
 
+/// Agents without a disc yet.
+type Undrawn = (With<CrowdAgent>, Without<Mesh2d>);
+
 /// Agents get a disc of their radius.
 fn attach_agent_visuals(
     mut commands: Commands,
-    agents: Query<(Entity, &AgentStyle, &AgentState), (With<CrowdAgent>, Without<Mesh2d>)>,
+    agents: Query<(Entity, &AgentStyle, &AgentState), Undrawn>,
     mut visuals: ResMut<Visuals>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<ColorMaterial>>,

@@ -101,7 +101,11 @@ fn frames(c: &mut Criterion) {
                 let start = Instant::now();
                 app.update();
                 let took = start.elapsed();
-                if !app.world().resource::<bevy_crowdfield::PlannerClock>().is_due() {
+                if !app
+                    .world()
+                    .resource::<bevy_crowdfield::PlannerClock>()
+                    .is_due()
+                {
                     spent += took;
                     done += 1;
                 }
