@@ -54,7 +54,8 @@ pub(crate) enum SceneInputStage {
 }
 
 /// When the next planner step is due.
-#[derive(Resource, Debug, Clone, Copy, Default)]
+#[derive(Resource, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Resource, Default)]
 pub struct PlannerClock {
     since_step: f64,
     due: bool,
@@ -95,6 +96,7 @@ impl Plugin for CrowdfieldPlugin {
             .init_resource::<CrowdWorld>()
             .init_resource::<PlannerClock>()
             .register_type::<CrowdfieldSettings>()
+            .register_type::<PlannerClock>()
             .register_type::<CrowdAgent>()
             .register_type::<AgentGoals>()
             .register_type::<AgentStyle>()
