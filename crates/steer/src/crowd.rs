@@ -223,7 +223,7 @@ impl Agent {
         matches!(
             self.state,
             AgentState::Moving | AgentState::Waiting | AgentState::Stuck | AgentState::Unreachable
-        )
+        ) && self.goal_index < self.params.goals.len()
     }
 
     /// Heading and speed from the relaxed local map.
@@ -821,8 +821,9 @@ impl Crowd {
     ///
     /// A host that schedules its own work between phases (the Bevy plugin's system sets) calls
     /// this once per phase; `advance_to(StepPhase::Motion)` alone is a whole [`Crowd::step`].
-    /// Agents spawned, removed or re-routed while a step is under way keep their state until the
-    /// next step: a new agent has no plan yet, a removed one's plan is dropped.
+    /// Agents may be spawned, removed or re-routed while a step is under way: a new agent has no
+    /// plan until the next step, a removed one's plan is dropped, and a re-routed one commits
+    /// its planned move and is checked against its new goals (an emptied queue stops it).
     pub fn advance_to(&mut self, phase: StepPhase) -> Option<StepReport> {
         loop {
             let next = match &self.in_flight {
@@ -1022,6 +1023,8 @@ impl Crowd {
             }
             // Goals.
             let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
+                // Its goals were emptied while the step was under way: it stops there.
+                agent.state = AgentState::Arrived;
                 continue;
             };
             let goal = &self.goals[goal_id.0 as usize];

@@ -171,3 +171,37 @@ fn a_new_goal_queue_takes_effect_at_once() {
         Err(crowdfield_steer::SteerError::UnknownGoal(7))
     );
 }
+
+#[test]
+fn goals_emptied_or_changed_mid_step_are_safe() {
+    let mut crowd = crossing();
+    for _ in 0..3 {
+        crowd.step();
+    }
+    let west = GoalId(1);
+    crowd.advance_to(StepPhase::Decision);
+    crowd
+        .set_goals(crowdfield_steer::AgentId(0), Vec::new())
+        .unwrap();
+    crowd
+        .set_goals(crowdfield_steer::AgentId(1), vec![west])
+        .unwrap();
+    crowd.step();
+    crowd.step();
+    let stopped = crowd.agent(crowdfield_steer::AgentId(0)).unwrap();
+    assert_eq!(stopped.state(), AgentState::Arrived);
+    let turned = crowd.agent(crowdfield_steer::AgentId(1)).unwrap();
+    assert_eq!(turned.params().goals, vec![west]);
+    let x = turned.position().x;
+    for _ in 0..30 {
+        crowd.step();
+    }
+    assert!(
+        crowd
+            .agent(crowdfield_steer::AgentId(1))
+            .unwrap()
+            .position()
+            .x
+            < x
+    );
+}
