@@ -100,7 +100,9 @@ impl AgentGoals {
 
 /// How an agent steers: its behaviour program for (v, ε), heading inertia, speed law, size,
 /// speed and local map. Changing the behaviour applies at the next planner step; changing
-/// anything else re-registers the agent at its current position (fresh local map).
+/// the radius, speed, heading rule, speed law, local map or seed re-registers the agent at its
+/// current position (fresh local map, goal queue started over from the first target).
+/// `initial_heading` is read at registration only.
 #[derive(Component, Debug, Clone, PartialEq, Reflect, serde::Serialize, serde::Deserialize)]
 #[reflect(Component, Default)]
 #[serde(default, deny_unknown_fields)]

@@ -307,6 +307,7 @@ type AgentItem<'a> = (
     Ref<'a, AgentStyle>,
     &'a mut AgentState,
     &'a mut AgentPlan,
+    &'a mut DesiredVelocity,
 );
 
 /// Agents enter, change or leave the crowd.
@@ -327,7 +328,7 @@ fn register_agents(
     let rebuilt = world.rebuilt;
     let external = settings.motion == MotionMode::External;
     let mut fresh = Vec::new();
-    for (entity, transform, goals, style, mut state, mut plan) in &mut agents {
+    for (entity, transform, goals, style, mut state, mut plan, mut velocity) in &mut agents {
         let Some(id) = world.agent_id(entity).filter(|_| !rebuilt) else {
             let retry = transform.is_changed() || goals.is_changed() || style.is_changed();
             if *state != AgentState::Rejected || retry || rebuilt {
@@ -353,6 +354,7 @@ fn register_agents(
                 world.unregister(entity);
                 *state = AgentState::Rejected;
                 plan.from = plan.to;
+                velocity.0 = Vec2::ZERO;
                 rejected.write(AgentRejected { entity, error });
             }
         }
@@ -361,7 +363,8 @@ fn register_agents(
     // query order.
     fresh.sort_by_key(|(e, _)| *e);
     for (entity, at) in fresh {
-        let Ok((_, _, goals, style, mut state, mut plan)) = agents.get_mut(entity) else {
+        let Ok((_, _, goals, style, mut state, mut plan, mut velocity)) = agents.get_mut(entity)
+        else {
             continue;
         };
         match world.register(entity, at, &goals, &style, &settings) {
@@ -378,6 +381,8 @@ fn register_agents(
             }
             Err(error) => {
                 *state = AgentState::Rejected;
+                plan.from = plan.to;
+                velocity.0 = Vec2::ZERO;
                 rejected.write(AgentRejected { entity, error });
             }
         }
@@ -410,14 +415,18 @@ fn update_agent(
     let crowd: &mut Crowd = world.crowd_mut().expect("built");
     if style.is_changed() && !style.is_added() {
         let agent = crowd.agent(id).expect("linked agents exist");
+        // Everything but the behaviour, compared with what the agent was spawned with: its
+        // start position and goal ids stay, an unset seed keeps the derived one, and the
+        // initial heading only mattered at spawn.
         let mut wanted = agent_params(
-            agent.position().as_vec2(),
+            agent.params().position.as_vec2(),
             agent.params().goals.clone(),
             goals,
             style,
             settings,
         );
-        wanted.seed = agent.params().seed;
+        wanted.position = agent.params().position;
+        wanted.seed = style.seed.unwrap_or(agent.params().seed);
         wanted.initial_heading = agent.params().initial_heading;
         wanted.behaviour = agent.params().behaviour.clone();
         if wanted != *agent.params() {

@@ -1,6 +1,7 @@
 //! Scene geometry from bevy_rapier2d: colliders become obstacle shapes.
 //!
-//! - Colliders without a rigid body, or on a [`RigidBody::Fixed`] body, are **static**: written
+//! - Colliders without a rigid body, or on a [`RigidBody::Fixed`] body (their own or their
+//!   nearest ancestor's, as rapier attaches them), are **static**: written
 //!   into the global maps, and re-written around the collider when it is added, changed, moved
 //!   or removed (the crowd re-solves the affected maps a few per planner step).
 //! - Colliders on dynamic or kinematic bodies are **moving**: stamped into local maps at their
@@ -49,12 +50,29 @@ type ColliderItem<'a> = (
     Ref<'a, Transform>,
     Option<Ref<'a, GlobalTransform>>,
     Has<ChildOf>,
-    Option<&'a RigidBody>,
 );
+
+/// The rigid body a collider belongs to: its own, or its nearest ancestor's (rapier attaches
+/// a collider to the closest body up the hierarchy).
+fn body_of(
+    entity: Entity,
+    bodies: &Query<&RigidBody>,
+    parents: &Query<&ChildOf>,
+) -> Option<RigidBody> {
+    let mut at = entity;
+    loop {
+        if let Ok(body) = bodies.get(at) {
+            return Some(*body);
+        }
+        at = parents.get(at).ok()?.parent();
+    }
+}
 
 fn sync_colliders(
     mut world: ResMut<CrowdWorld>,
     colliders: Query<ColliderItem, (Without<CrowdAgent>, Without<Sensor>)>,
+    bodies: Query<&RigidBody>,
+    parents: Query<&ChildOf>,
     mut removed: RemovedComponents<Collider>,
     mut rejected: MessageWriter<ObstacleRejected>,
 ) {
@@ -66,9 +84,9 @@ fn sync_colliders(
         world.remove_obstacle(entity, ObstacleSource::Collider);
     }
     let rebuilt = world.rebuilt;
-    for (entity, collider, transform, global, child, body) in &colliders {
+    for (entity, collider, transform, global, child) in &colliders {
         let moving = matches!(
-            body,
+            body_of(entity, &bodies, &parents),
             Some(
                 RigidBody::Dynamic
                     | RigidBody::KinematicPositionBased
@@ -225,10 +243,11 @@ fn view_shapes(
     Ok(())
 }
 
-/// The closed outline of a polygon as a thick polyline: the rounded rim of a round shape.
+/// The closed outline of a polygon as a thick polyline: the rounded rim of a round shape. An
+/// empty corner list gives an empty polyline, which validation rejects.
 fn outline(corners: &[bevy::math::DVec2], border: f64) -> Shape {
     let mut points = corners.to_vec();
-    points.push(corners[0]);
+    points.extend(corners.first().copied());
     Shape::Polyline {
         points,
         thickness: 2.0 * border,

@@ -350,7 +350,9 @@ impl AssetLoader for ScenarioLoader {
 }
 
 /// Scenario assets and [`ScenarioRoot`] spawning. Part of
-/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins); needs Bevy's `AssetPlugin`.
+/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins). Scenario assets need Bevy's `AssetPlugin`, added
+/// before this plugin (`DefaultPlugins` has it); without it `Scenario::from_path` and
+/// `Scenario::spawn` still work.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ScenarioPlugin;
 

@@ -16,9 +16,13 @@ pub enum MotionMode {
     External,
 }
 
-/// World-wide settings of the crowd. Changing the world bounds or the global-map settings
-/// rebuilds the crowd at the next planner step (agents keep their positions and goals, and
-/// start again with fresh local maps); the other fields apply at once.
+/// World-wide settings of the crowd.
+///
+/// Changing `planner_hz`, the world bounds, `global_cell_size`, `global_inflation`,
+/// `map_solves_per_step` or `stuck_after` rebuilds the crowd at the next planner step: every
+/// agent registers again where it was last shown, with a fresh local map and its goal queue
+/// started over from the first target, and every obstacle is written into new global maps.
+/// `motion`, `face_heading` and `point_goal_radius` (for goals added from then on) apply at once.
 #[derive(Resource, Debug, Clone, PartialEq, Reflect)]
 #[reflect(Resource, Default)]
 pub struct CrowdfieldSettings {

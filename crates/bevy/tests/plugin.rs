@@ -73,11 +73,12 @@ fn transforms_are_interpolated_between_planner_steps() {
     assert_eq!(&fractions[start..start + 4], &[0, 1, 2, 3], "{fractions:?}");
 }
 
-/// Distance from `p` to the nearest collider shape of the scene.
-fn clearance(shapes: &[Shape], p: Vec2) -> f64 {
-    shapes
+/// Distance from `p` to the nearest collider of the scene, measured by rapier's own geometry
+/// (independent of the plugin's conversion of colliders into shapes).
+fn clearance(colliders: &[(Collider, Vec2, f32)], p: Vec2) -> f64 {
+    colliders
         .iter()
-        .map(|s| s.distance(p.as_dvec2()).unwrap())
+        .map(|(c, at, angle)| c.distance_to_point(*at, *angle, p, true) as f64)
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -124,12 +125,9 @@ fn rapier_walls_of_several_shapes_are_never_crossed() {
             0.0,
         ),
     ];
-    let mut shapes = Vec::new();
+    let mut scene = Vec::new();
     for (collider, at, angle) in colliders {
-        shapes.extend(
-            bevy_crowdfield::collider_shapes(&collider, at.as_dvec2(), angle as f64, DVec2::ONE)
-                .unwrap(),
-        );
+        scene.push((collider.clone(), at, angle));
         app.world_mut().spawn((
             collider,
             Transform::from_translation(at.extend(0.0)).with_rotation(Quat::from_rotation_z(angle)),
@@ -141,10 +139,7 @@ fn rapier_walls_of_several_shapes_are_never_crossed() {
         Collider::cuboid(0.3, 0.3),
         Transform::from_xyz(12.0, 1.0, 0.0),
     ));
-    shapes.push(Shape::Aabb {
-        min: DVec2::new(11.7, 0.7),
-        max: DVec2::new(12.3, 1.3),
-    });
+    scene.push((Collider::cuboid(0.3, 0.3), Vec2::new(12.0, 1.0), 0.0));
     let goal = GoalTarget::Region(Shape::Aabb {
         min: DVec2::new(28.0, 1.0),
         max: DVec2::new(29.5, 11.0),
@@ -174,9 +169,10 @@ fn rapier_walls_of_several_shapes_are_never_crossed() {
         }
         let at: Vec<Vec2> = walkers.iter().map(|e| planned(app, *e)).collect();
         for (i, p) in at.iter().enumerate() {
-            let c = clearance(&shapes, *p);
+            let c = clearance(&scene, *p);
             closest = closest.min(c);
-            if c < radius - 1e-6 {
+            // rapier's geometry is f32: allow a tenth of a millimetre.
+            if c < radius - 1e-4 {
                 violations += 1;
             }
             for q in &at[i + 1..] {
@@ -199,6 +195,28 @@ fn rapier_walls_of_several_shapes_are_never_crossed() {
         "all crossed the field"
     );
     assert!(seen(&app).obstacles_rejected.is_empty());
+}
+
+#[test]
+fn colliders_of_moving_bodies_are_moving_obstacles_even_as_children() {
+    let mut app = app(20.0, 10.0);
+    app.world_mut()
+        .spawn((RigidBody::Dynamic, Transform::from_xyz(10.0, 5.0, 0.0)))
+        .with_child((Collider::ball(0.5), Transform::IDENTITY));
+    app.world_mut().spawn((
+        RigidBody::KinematicPositionBased,
+        Collider::cuboid(0.5, 0.5),
+        Transform::from_xyz(5.0, 5.0, 0.0),
+    ));
+    app.world_mut()
+        .spawn((RigidBody::Fixed, Transform::from_xyz(15.0, 5.0, 0.0)))
+        .with_child((Collider::ball(0.5), Transform::IDENTITY));
+    app.update();
+    app.update();
+    let crowd = app.world().resource::<CrowdWorld>().crowd().unwrap();
+    assert_eq!(crowd.moving_obstacles().count(), 2);
+    // The fixed body's child collider, then the four world walls.
+    assert_eq!(crowd.statics().len(), 1 + 4);
 }
 
 #[test]
@@ -405,10 +423,31 @@ fn goals_and_behaviours_change_at_run_time() {
         epsilon: 0.6,
         omega: bevy_crowdfield::steer::SEED_OMEGA,
     });
+    let id = app.world().resource::<CrowdWorld>().agent_id(walker);
+    app.update();
+    // New goals and a new behaviour apply to the same crowd agent: no re-registration.
+    let world = app.world().resource::<CrowdWorld>();
+    assert_eq!(world.agent_id(walker), id);
+    let params = world.crowd().unwrap().agent(id.unwrap()).unwrap().params();
+    assert!(matches!(params.behaviour.clear, Behaviour::Sinusoid { .. }));
+    assert_eq!(params.goals.len(), 2);
     let steps = run_until(&mut app, 300, |app| !seen(app).arrived.is_empty());
     assert!(steps < 300);
     assert_eq!(seen(&app).waypoints, vec![(walker, 1)]);
     assert!((planned(&app, walker) - Vec2::new(2.0, 8.0)).length() < 1.0);
+    // A larger radius is more than a behaviour: the agent registers again where it stands.
+    let at = planned(&app, walker);
+    app.world_mut()
+        .get_mut::<AgentStyle>(walker)
+        .unwrap()
+        .radius = 0.3;
+    app.update();
+    let world = app.world().resource::<CrowdWorld>();
+    let new_id = world.agent_id(walker).unwrap();
+    assert_ne!(Some(new_id), id);
+    let agent = world.crowd().unwrap().agent(new_id).unwrap();
+    assert_eq!(agent.params().radius, 0.3);
+    assert!((agent.params().position.as_vec2() - at).length() < 1e-5);
 }
 
 #[test]
