@@ -47,9 +47,10 @@ pub struct Scenario {
     #[serde(default)]
     pub description: String,
     /// The walkable rectangle.
+    #[serde(deserialize_with = "valid_bounds")]
     pub bounds: Bounds,
     /// Planner settings that differ from the defaults.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "valid_settings")]
     pub settings: ScenarioSettings,
     /// Obstacles.
     #[serde(default)]
@@ -416,6 +417,49 @@ fn finite_vec2<'de, D: Deserializer<'de>>(d: D) -> Result<Vec2, D::Error> {
             "coordinates must be finite, got {v}"
         )))
     }
+}
+
+fn valid_bounds<'de, D: Deserializer<'de>>(d: D) -> Result<Bounds, D::Error> {
+    let b = Bounds::deserialize(d)?;
+    if b.min.cmplt(b.max).all() {
+        Ok(b)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "bounds min {} must lie below and left of max {}",
+            b.min, b.max
+        )))
+    }
+}
+
+fn valid_settings<'de, D: Deserializer<'de>>(d: D) -> Result<ScenarioSettings, D::Error> {
+    let s = ScenarioSettings::deserialize(d)?;
+    for (what, value, ok) in [
+        ("planner_hz", s.planner_hz, s.planner_hz.map(|v| v > 0.0)),
+        (
+            "global_cell_size",
+            s.global_cell_size,
+            s.global_cell_size.map(|v| v > 0.0),
+        ),
+        (
+            "global_inflation",
+            s.global_inflation,
+            s.global_inflation.map(|v| v >= 0.0),
+        ),
+    ] {
+        if let Some(v) = value
+            && !(v.is_finite() && ok == Some(true))
+        {
+            return Err(serde::de::Error::custom(format!(
+                "{what} must be finite and {}, got {v}",
+                if what == "global_inflation" {
+                    "non-negative"
+                } else {
+                    "positive"
+                }
+            )));
+        }
+    }
+    Ok(s)
 }
 
 fn valid_shape<'de, D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {

@@ -69,6 +69,14 @@ fn malformed_files_name_the_position() {
         "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [(position: (1, 1), goals: (targets: [Point((NaN, 1.0))]))],\n)",
     );
     assert!(message.contains("finite"), "{message}");
+    // Inverted bounds and a negative cell size.
+    let (line, _, message) = parse_error("(\n  bounds: (min: (10, 0), max: (0, 10)),\n)");
+    assert_eq!(line, 2, "{message}");
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  settings: (global_cell_size: Some(-0.5)),\n)",
+    );
+    assert_eq!(line, 3, "{message}");
+    assert!(message.contains("global_cell_size"), "{message}");
     // JSON too.
     match Scenario::from_json("{\"bounds\": {\"min\": [0, 0],\n \"max\": [1]}}") {
         Err(ScenarioError::Parse { line, .. }) => assert_eq!(line, 2),
