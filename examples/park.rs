@@ -26,25 +26,10 @@ fn main() {
             },
         ))
         .add_systems(Startup, load)
-        .add_systems(Update, add_crowd)
+        .add_systems(Update, support::park_crowd_on_c)
         .run();
 }
 
 fn load(mut commands: Commands, server: Res<AssetServer>) {
     commands.spawn(ScenarioRoot(server.load(support::scenario_path("park"))));
-}
-
-/// C: 100 more walkers.
-fn add_crowd(
-    mut commands: Commands,
-    input: Res<ButtonInput<KeyCode>>,
-    world: Res<CrowdWorld>,
-    mut round: Local<u64>,
-) {
-    if input.just_pressed(KeyCode::KeyC)
-        && let Some(crowd) = world.crowd()
-    {
-        *round += 1;
-        support::park_crowd(&mut commands, crowd, 100, *round);
-    }
 }

@@ -28,7 +28,7 @@ fn main() {
         ))
         .init_resource::<Walls>()
         .add_systems(Startup, setup)
-        .add_systems(Update, (first_crowd, mouse, more_walkers))
+        .add_systems(Update, (first_crowd, mouse, support::park_crowd_on_c))
         .run();
 }
 
@@ -77,20 +77,6 @@ fn first_crowd(mut commands: Commands, world: Res<CrowdWorld>, mut done: Local<b
     {
         support::park_crowd(&mut commands, crowd, 100, 1);
         *done = true;
-    }
-}
-
-fn more_walkers(
-    mut commands: Commands,
-    input: Res<ButtonInput<KeyCode>>,
-    world: Res<CrowdWorld>,
-    mut round: Local<u64>,
-) {
-    if input.just_pressed(KeyCode::KeyC)
-        && let Some(crowd) = world.crowd()
-    {
-        *round += 1;
-        support::park_crowd(&mut commands, crowd, 100, 100 + *round);
     }
 }
 

@@ -434,6 +434,22 @@ pub const PARK_GOALS: [(Vec2, Vec2); 6] = [
     (Vec2::new(19.0, 6.6), Vec2::new(21.0, 7.6)),
 ];
 
+/// C: 100 more park walkers, a new draw each time.
+pub fn park_crowd_on_c(
+    mut commands: Commands,
+    input: Res<ButtonInput<KeyCode>>,
+    world: Res<CrowdWorld>,
+    mut round: Local<u64>,
+) {
+    if input.just_pressed(KeyCode::KeyC)
+        && let Some(crowd) = world.crowd()
+    {
+        *round += 1;
+        // Round 1 is the showcase's first crowd.
+        park_crowd(&mut commands, crowd, 100, 100 + *round);
+    }
+}
+
 /// `count` park walkers at random free spots (seed 000 test 22), each with a random v in
 /// [-1, 1]², a random step of 0.3–1 local cells per planner step and one of the six goals;
 /// they leave on arrival. `round` seeds the draw.

@@ -17,7 +17,15 @@
 //!    takes the next goal, or stops or is removed after the last.
 //!
 //! Planning reads only the snapshot and the agent's own state, and the commit order is fixed, so
-//! results do not depend on how planning is scheduled.
+//! results do not depend on how planning is scheduled. A host may run the step one
+//! [`StepPhase`] at a time ([`Crowd::advance_to`]) and schedule its own work in between.
+//!
+//! # Host input
+//!
+//! Between steps a host may move agents ([`Crowd::set_position`]), re-route them
+//! ([`Crowd::set_goals`]), change their behaviour ([`Crowd::set_behaviour`]) and hand over the
+//! moving obstacles of the step ([`Crowd::set_moving_obstacles`]): shapes stamped into local
+//! maps and respected by the collision guard, never written into global maps.
 //!
 //! # Obstacle edits
 //!
