@@ -75,6 +75,12 @@ impl SubgoalStack {
         self.layers.is_empty()
     }
 
+    /// The sub-goal fields from the bottom of the stack to the top; the goal cells of each are
+    /// its iso-contour of the field below.
+    pub fn layers(&self) -> impl ExactSizeIterator<Item = &Field<f64>> {
+        self.layers.iter().map(|l| &l.field)
+    }
+
     /// Drops every sub-goal (call when the base field changes).
     pub fn clear(&mut self) {
         self.layers.clear();

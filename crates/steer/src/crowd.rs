@@ -37,6 +37,8 @@
 //! few milliseconds per step instead of a pause while every goal's map is solved. Until its
 //! turn, a goal keeps its previous converged map; local maps already avoid the new shape.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use glam::DVec2;
 
 use crowdfield_field::{
@@ -189,6 +191,16 @@ pub struct Goal {
     map: Field<f64>,
     /// The map edited for the current obstacles, waiting for its solve.
     pending: Option<Field<f64>>,
+    /// Changes whenever `map` is replaced; unique within the process.
+    revision: u64,
+}
+
+/// Source of [`Goal::revision`] numbers, shared by every crowd in the process so that a number
+/// never names two different maps.
+static NEXT_MAP_REVISION: AtomicU64 = AtomicU64::new(1);
+
+fn next_map_revision() -> u64 {
+    NEXT_MAP_REVISION.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Goal {
@@ -205,6 +217,13 @@ impl Goal {
     /// Whether obstacles changed since the map was solved and a new solve is waiting.
     pub fn is_pending(&self) -> bool {
         self.pending.is_some()
+    }
+
+    /// A number that changes whenever [`Goal::map`] is replaced by a new solve. No two maps in
+    /// the process share one, even across crowds, so a viewer can cache what it drew from a
+    /// map under this key.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 }
 
@@ -288,6 +307,10 @@ impl Agent {
     /// Sub-goals currently stacked against flat regions.
     pub fn subgoal_depth(&self) -> usize {
         self.subgoals.len()
+    }
+    /// The stack of sub-goal fields over the current goal's global map.
+    pub fn subgoals(&self) -> &SubgoalStack {
+        &self.subgoals
     }
 }
 
@@ -497,6 +520,7 @@ impl Crowd {
             bounds,
             map,
             pending: None,
+            revision: next_map_revision(),
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
     }
@@ -653,6 +677,7 @@ impl Crowd {
                 map.reset_free(1.0);
             }
             goal.map = map;
+            goal.revision = next_map_revision();
             solved.push(GoalId(g as u32));
         }
         // Sub-goals were stacked on the old maps.

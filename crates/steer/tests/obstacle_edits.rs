@@ -199,3 +199,45 @@ fn a_bad_obstacle_is_rejected_and_changes_nothing() {
     assert_eq!(crowd.pending_map_solves(), 0);
     assert!(!crowd.goal(goal).unwrap().is_pending());
 }
+
+#[test]
+fn a_map_revision_changes_only_when_the_map_is_replaced() {
+    let mut crowd = room(1);
+    let a = east_goal(&mut crowd);
+    let b = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(2.0, 2.0),
+            radius: 0.5,
+        })
+        .unwrap();
+    let revision = |crowd: &Crowd, g| crowd.goal(g).unwrap().revision();
+    let (ra, rb) = (revision(&crowd, a), revision(&crowd, b));
+    assert_ne!(ra, rb, "two maps share a revision");
+    crowd.step();
+    assert_eq!(
+        revision(&crowd, a),
+        ra,
+        "a step without edits changed the revision"
+    );
+    crowd
+        .add_obstacle(Shape::Disc {
+            centre: DVec2::new(10.0, 5.0),
+            radius: 1.0,
+        })
+        .unwrap();
+    assert_eq!(
+        revision(&crowd, a),
+        ra,
+        "an edit waiting for its solve is not the map yet"
+    );
+    // One solve per step: goal a first, then b.
+    crowd.step();
+    let ra2 = revision(&crowd, a);
+    assert!(ra2 != ra && revision(&crowd, b) == rb);
+    crowd.step();
+    assert!(revision(&crowd, b) != rb && revision(&crowd, a) == ra2);
+    // Another crowd's maps never reuse a number.
+    let mut other = room(1);
+    let c = east_goal(&mut other);
+    assert!(![ra, rb, ra2, revision(&crowd, b)].contains(&other.goal(c).unwrap().revision()));
+}
