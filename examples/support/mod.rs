@@ -4,6 +4,10 @@
 //! Screenshot mode (for docs and checks, never needed to play):
 //! `CROWDFIELD_SCREENSHOT=out.png CROWDFIELD_SCREENSHOT_AT=20 cargo run --example NAME` advances
 //! simulated time by 1/30 s per frame, saves the window at 20 simulated seconds and exits.
+//!
+//! Frame-time mode: `CROWDFIELD_FRAME_STATS=300 cargo run --example NAME` skips 60 frames, then
+//! measures the wall time of the next 300 frames, prints mean, median and 95th percentile, and
+//! exits.
 
 #![allow(dead_code)]
 
@@ -78,6 +82,52 @@ impl Plugin for ExampleView {
             })
             .add_systems(Last, screenshot);
         }
+        if let Some(frames) = std::env::var("CROWDFIELD_FRAME_STATS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            app.insert_resource(FrameStats {
+                frames,
+                seen: 0,
+                last: None,
+                times: Vec::new(),
+            })
+            .add_systems(Last, frame_stats);
+        }
+    }
+}
+
+#[derive(Resource)]
+struct FrameStats {
+    frames: usize,
+    seen: usize,
+    last: Option<std::time::Instant>,
+    times: Vec<f64>,
+}
+
+/// Frames skipped before measuring (start-up, asset loading, first global map solves).
+const WARM_UP_FRAMES: usize = 60;
+
+fn frame_stats(mut stats: ResMut<FrameStats>, mut exit: MessageWriter<AppExit>) {
+    let now = std::time::Instant::now();
+    stats.seen += 1;
+    if stats.seen > WARM_UP_FRAMES
+        && let Some(last) = stats.last
+    {
+        stats.times.push((now - last).as_secs_f64() * 1e3);
+    }
+    stats.last = Some(now);
+    if stats.times.len() >= stats.frames {
+        let mut t = stats.times.clone();
+        t.sort_by(f64::total_cmp);
+        let mean = t.iter().sum::<f64>() / t.len() as f64;
+        println!(
+            "frame time over {} frames: mean {mean:.2} ms, median {:.2} ms, p95 {:.2} ms",
+            t.len(),
+            t[t.len() / 2],
+            t[(t.len() * 95 / 100).min(t.len() - 1)]
+        );
+        exit.write(AppExit::Success);
     }
 }
 

@@ -19,7 +19,7 @@ use bevy_crowdfield::field::{CellKind, Field};
 use bevy_crowdfield::prelude::DVec2;
 
 /// Colour of obstacle cells (sRGB bytes).
-pub const OBSTACLE_RGB: [u8; 3] = [38, 40, 46];
+pub const OBSTACLE_RGB: [u8; 3] = [72, 74, 82];
 /// Colour of goal cells.
 pub const GOAL_RGB: [u8; 3] = [250, 250, 250];
 /// Colour of free cells where p rounded to 1: flat, no usable gradient.

@@ -203,12 +203,13 @@ fn update_stats(
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "agents {total}: moving {}, waiting {}, arrived {}, stuck {}, unreachable {}",
-        counts[0], counts[1], counts[2], counts[3], counts[4]
+        "agents {total}: {} moving, {} waiting, {} arrived",
+        counts[0], counts[1], counts[2]
     );
+    let _ = writeln!(s, "{} stuck, {} unreachable", counts[3], counts[4]);
     let _ = write!(
         s,
-        "planner step {} took {:.2} ms   goals {} (map shown: {shown}, {} waiting for a re-solve)",
+        "step {}: {:.2} ms   map: goal {shown} of {}, {} re-solves waiting",
         crowd.step_count(),
         world.last_step_time().as_secs_f64() * 1e3,
         crate::goal_count(crowd),
