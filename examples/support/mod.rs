@@ -98,7 +98,7 @@ impl Plugin for ExampleView {
 }
 
 #[derive(Resource)]
-struct FrameStats {
+pub struct FrameStats {
     frames: usize,
     seen: usize,
     last: Option<std::time::Instant>,
@@ -108,7 +108,7 @@ struct FrameStats {
 /// Frames skipped before measuring (start-up, asset loading, first global map solves).
 const WARM_UP_FRAMES: usize = 60;
 
-fn frame_stats(mut stats: ResMut<FrameStats>, mut exit: MessageWriter<AppExit>) {
+pub fn frame_stats(mut stats: ResMut<FrameStats>, mut exit: MessageWriter<AppExit>) {
     let now = std::time::Instant::now();
     stats.seen += 1;
     if stats.seen > WARM_UP_FRAMES

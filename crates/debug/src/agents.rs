@@ -10,7 +10,7 @@ use bevy_crowdfield::field::CellKind;
 use bevy_crowdfield::prelude::*;
 use wgpu_types::{Extent3d, TextureDimension, TextureFormat};
 
-use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled};
+use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, paint};
 
 /// Colour of an agent state in the overlays.
@@ -40,8 +40,8 @@ pub(crate) fn build(app: &mut App) {
     app.add_systems(
         Update,
         (
-            draw_selection,
-            sync_local_sprite,
+            draw_selection.run_if(|s: Res<SelectedAgent>| s.0.is_some()),
+            sync_local_sprite.run_if(overlay_enabled_or_switched(OverlayId::LOCAL_MAP)),
             draw_local_map.run_if(overlay_enabled(OverlayId::LOCAL_MAP)),
             draw_states.run_if(overlay_enabled(OverlayId::AGENT_STATES)),
             draw_subgoals.run_if(overlay_enabled(OverlayId::SUBGOALS)),
@@ -79,12 +79,12 @@ pub(crate) fn select(
         && buttons.just_pressed(button)
         && let Some(p) = cursor_world(&windows, &cameras)
     {
-        let hit = agents
-            .iter()
-            .map(|(e, t, s)| (e, t.translation().truncate().distance(p), s.radius as f32))
-            .filter(|(_, d, r)| *d <= r + 0.3)
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(e, _, _)| e);
+        let hit = pick(
+            agents
+                .iter()
+                .map(|(e, t, s)| (e, t.translation().truncate(), s.radius as f32)),
+            p,
+        );
         selected.set_if_neq(SelectedAgent(hit));
     }
     let (Some(keys), Some(key)) = (keys, settings.next_agent_key) else {
@@ -112,6 +112,19 @@ pub(crate) fn select(
         (Some(i), true) => (i + order.len() - 1) % order.len(),
     };
     selected.0 = Some(order[next]);
+}
+
+/// The agent whose disc (grown by 0.3 m, so small agents stay clickable) holds `point`; the
+/// nearest when discs overlap.
+pub(crate) fn pick(
+    agents: impl Iterator<Item = (Entity, Vec2, f32)>,
+    point: Vec2,
+) -> Option<Entity> {
+    agents
+        .map(|(e, at, radius)| (e, at.distance(point), radius))
+        .filter(|(_, d, r)| *d <= r + 0.3)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(e, _, _)| e)
 }
 
 /// Clears a selection whose entity is gone.
@@ -335,5 +348,79 @@ fn draw_subgoals(world: Res<CrowdWorld>, mut gizmos: Gizmos) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::time::TimeUpdateStrategy;
+
+    #[test]
+    fn a_click_picks_the_nearest_disc_under_it() {
+        let (a, b) = (
+            Entity::from_raw_u32(1).unwrap(),
+            Entity::from_raw_u32(2).unwrap(),
+        );
+        let agents = [
+            (a, Vec2::new(0.0, 0.0), 0.25),
+            (b, Vec2::new(0.6, 0.0), 0.25),
+        ];
+        assert_eq!(pick(agents.into_iter(), Vec2::new(0.1, 0.0)), Some(a));
+        assert_eq!(pick(agents.into_iter(), Vec2::new(0.45, 0.0)), Some(b));
+        assert_eq!(pick(agents.into_iter(), Vec2::new(0.2, 0.4)), Some(a));
+        assert_eq!(pick(agents.into_iter(), Vec2::new(3.0, 0.0)), None);
+    }
+
+    #[test]
+    fn tab_steps_through_agents_and_a_despawned_selection_is_cleared() {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, bevy_crowdfield::CrowdfieldPlugin))
+            .insert_resource(TimeUpdateStrategy::ManualDuration(
+                std::time::Duration::from_millis(300),
+            ))
+            .init_resource::<CrowdDebugSettings>()
+            .init_resource::<SelectedAgent>()
+            .init_resource::<ButtonInput<KeyCode>>()
+            .add_systems(Update, (select, forget_missing).chain());
+        for i in 0..3 {
+            app.world_mut().spawn((
+                CrowdAgent,
+                Transform::from_xyz(5.0 + 3.0 * i as f32, 5.0, 0.0),
+                AgentGoals::point(Vec2::new(40.0, 5.0)),
+            ));
+        }
+        for _ in 0..4 {
+            app.update();
+        }
+        // The crowd's order, which Tab follows.
+        let world = app.world().resource::<CrowdWorld>();
+        let agents: Vec<Entity> = world
+            .crowd()
+            .unwrap()
+            .agents()
+            .filter_map(|(id, _)| world.entity(id))
+            .collect();
+        assert_eq!(agents.len(), 3);
+        let press = |app: &mut App, keys: &[KeyCode]| {
+            let mut input = app.world_mut().resource_mut::<ButtonInput<KeyCode>>();
+            input.reset_all();
+            for k in keys {
+                input.press(*k);
+            }
+            app.update();
+            app.world().resource::<SelectedAgent>().0
+        };
+        assert_eq!(press(&mut app, &[KeyCode::Tab]), Some(agents[0]));
+        assert_eq!(press(&mut app, &[KeyCode::Tab]), Some(agents[1]));
+        assert_eq!(press(&mut app, &[KeyCode::Tab]), Some(agents[2]));
+        assert_eq!(press(&mut app, &[KeyCode::Tab]), Some(agents[0]), "wraps");
+        assert_eq!(
+            press(&mut app, &[KeyCode::ShiftLeft, KeyCode::Tab]),
+            Some(agents[2]),
+            "Shift goes back"
+        );
+        app.world_mut().despawn(agents[2]);
+        assert_eq!(press(&mut app, &[]), None);
     }
 }

@@ -9,7 +9,7 @@ use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::steer::GoalId;
 use wgpu_types::{Extent3d, TextureDimension, TextureFormat};
 
-use crate::overlay::{DebugOverlays, OverlayId};
+use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled_or_switched};
 use crate::paint;
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, ShownMap, shown_goal};
 
@@ -21,7 +21,12 @@ const ARROW: Color = Color::srgb(0.35, 0.95, 1.0);
 pub(crate) fn build(app: &mut App) {
     app.add_systems(
         Update,
-        (sync_heat_map, sync_isolines, sync_arrows).in_set(CrowdDebugSystems::Draw),
+        (
+            sync_heat_map.run_if(overlay_enabled_or_switched(OverlayId::HEAT_MAP)),
+            sync_isolines.run_if(overlay_enabled_or_switched(OverlayId::ISOLINES)),
+            sync_arrows.run_if(overlay_enabled_or_switched(OverlayId::DESCENT)),
+        )
+            .in_set(CrowdDebugSystems::Draw),
     );
 }
 

@@ -63,12 +63,16 @@ use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
 
 pub use agents::state_colour;
-pub use overlay::{DebugOverlayAppExt, DebugOverlays, OverlayId, OverlayInfo, overlay_enabled};
+pub use overlay::{
+    DebugOverlayAppExt, DebugOverlays, OverlayId, OverlayInfo, overlay_enabled,
+    overlay_enabled_or_switched,
+};
 
 /// Everything a game needs in one import.
 pub mod prelude {
     pub use crate::overlay::{
         DebugOverlayAppExt, DebugOverlays, OverlayId, OverlayInfo, overlay_enabled,
+        overlay_enabled_or_switched,
     };
     pub use crate::{
         CrowdDebugPlugin, CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, ShownMap,
@@ -205,7 +209,7 @@ impl Plugin for CrowdDebugPlugin {
                     agents::select.run_if(input_enabled),
                     panel::help_key.run_if(input_enabled),
                     global::next_map.run_if(input_enabled),
-                    agents::forget_missing,
+                    agents::forget_missing.run_if(|s: Res<SelectedAgent>| s.0.is_some()),
                 )
                     .chain()
                     .in_set(CrowdDebugSystems::Input),

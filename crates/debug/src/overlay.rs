@@ -152,6 +152,16 @@ pub fn overlay_enabled(id: OverlayId) -> impl FnMut(Option<Res<DebugOverlays>>) 
     move |overlays: Option<Res<DebugOverlays>>| overlays.is_some_and(|o| o.is_enabled(id))
 }
 
+/// Run condition for systems that keep something in step with an overlay (a texture, cached
+/// lines): the overlay is on, or the switches just changed (so it can hide what it drew).
+pub fn overlay_enabled_or_switched(
+    id: OverlayId,
+) -> impl FnMut(Option<Res<DebugOverlays>>) -> bool + Clone {
+    move |overlays: Option<Res<DebugOverlays>>| {
+        overlays.is_some_and(|o| o.is_changed() || o.is_enabled(id))
+    }
+}
+
 /// Toggles overlays from their keys.
 pub(crate) fn toggle_from_keys(
     keys: Option<Res<ButtonInput<KeyCode>>>,

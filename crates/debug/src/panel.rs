@@ -14,10 +14,16 @@ pub(crate) fn build(app: &mut App) {
     app.add_systems(
         Update,
         (
-            update_help,
+            update_help.run_if(
+                resource_changed::<DebugOverlays>.or_eager(resource_changed::<CrowdDebugSettings>),
+            ),
             update_stats.run_if(overlay_enabled(OverlayId::STATS)),
-            update_agent_panel,
-            show_panels,
+            update_agent_panel.run_if(overlay_enabled(OverlayId::LOCAL_MAP)),
+            show_panels.run_if(
+                resource_changed::<DebugOverlays>
+                    .or_eager(resource_changed::<CrowdDebugSettings>)
+                    .or_eager(resource_changed::<SelectedAgent>),
+            ),
         )
             .in_set(CrowdDebugSystems::Draw),
     );
@@ -136,9 +142,6 @@ fn update_help(
     settings: Res<CrowdDebugSettings>,
     mut panel: Query<(&mut Text, &Panel)>,
 ) {
-    if !overlays.is_changed() && !settings.is_changed() {
-        return;
-    }
     for (mut text, panel) in &mut panel {
         if *panel == Panel::Help {
             text.0 = help_text(&overlays, &settings);
@@ -219,15 +222,11 @@ fn update_stats(
 }
 
 fn update_agent_panel(
-    overlays: Res<DebugOverlays>,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
     agents: Query<(&AgentState, Option<&Name>)>,
     mut panel: Query<(&mut Text, &Panel)>,
 ) {
-    if !overlays.is_enabled(OverlayId::LOCAL_MAP) {
-        return;
-    }
     let Some(mut text) = panel
         .iter_mut()
         .find_map(|(t, p)| (*p == Panel::Agent).then_some(t))
