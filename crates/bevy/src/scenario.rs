@@ -85,6 +85,9 @@ pub struct ScenarioSettings {
     pub global_cell_size: Option<f64>,
     /// Radius obstacles are grown by in global maps.
     pub global_inflation: Option<f64>,
+    /// Behaviours see only neighbours in line of sight
+    /// ([`CrowdfieldSettings::line_of_sight`]).
+    pub line_of_sight: Option<bool>,
 }
 
 /// One obstacle.
@@ -208,6 +211,9 @@ impl Scenario {
         }
         if let Some(inflation) = self.settings.global_inflation {
             settings.global_inflation = inflation;
+        }
+        if let Some(sight) = self.settings.line_of_sight {
+            settings.line_of_sight = sight;
         }
     }
 

@@ -19,7 +19,7 @@ pub enum MotionMode {
 /// World-wide settings of the crowd.
 ///
 /// Changing `planner_hz`, the world bounds, `global_cell_size`, `global_inflation`,
-/// `map_solves_per_step` or `stuck_after` rebuilds the crowd at the next planner step: every
+/// `map_solves_per_step`, `stuck_after` or `line_of_sight` rebuilds the crowd at the next planner step: every
 /// agent registers again where it was last shown, with a fresh local map and its goal queue
 /// started over from the first target, and every obstacle is written into new global maps.
 /// `motion`, `face_heading` and `point_goal_radius` (for goals added from then on) apply at once.
@@ -48,6 +48,12 @@ pub struct CrowdfieldSettings {
     pub face_heading: bool,
     /// Radius of the disc a [`GoalTarget::Point`](crate::GoalTarget::Point) goal covers.
     pub point_goal_radius: f64,
+    /// Sight: behaviours see only neighbours in line of sight, past no static obstacle (every
+    /// static rapier collider and [`CrowdObstacle`](crate::CrowdObstacle)). Rays are cast
+    /// against the crowd's copy of that geometry, so rapier's physics need not run. Decides
+    /// `TowardsNearest` / `AroundNearest` targets and the `ahead` slot; local maps still hold
+    /// every neighbour. Off by default.
+    pub line_of_sight: bool,
 }
 
 impl Default for CrowdfieldSettings {
@@ -63,6 +69,7 @@ impl Default for CrowdfieldSettings {
             motion: MotionMode::Transform,
             face_heading: true,
             point_goal_radius: 0.5,
+            line_of_sight: false,
         }
     }
 }
@@ -87,6 +94,7 @@ impl CrowdfieldSettings {
             global_inflation: self.global_inflation,
             stuck_after: self.stuck_after,
             map_solves_per_step: self.map_solves_per_step,
+            line_of_sight: self.line_of_sight,
             ..Default::default()
         }
     }

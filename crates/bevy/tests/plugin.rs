@@ -463,3 +463,39 @@ fn arrived_agents_that_asked_to_leave_are_despawned() {
     assert!(app.world().get_entity(walker).is_err(), "despawned");
     run_until(&mut app, 3, |_| false);
 }
+
+/// `line_of_sight`: a walker that heads towards its nearest neighbour ignores one behind a
+/// rapier wall when sight is on, and picks it when sight is off.
+#[test]
+fn with_line_of_sight_a_rapier_wall_hides_a_neighbour() {
+    let v_after_two_steps = |line_of_sight: bool| {
+        let mut app = app(20.0, 10.0);
+        app.world_mut()
+            .resource_mut::<CrowdfieldSettings>()
+            .line_of_sight = line_of_sight;
+        app.world_mut().spawn((
+            Collider::cuboid(2.0, 0.1),
+            Transform::from_xyz(5.0, 5.8, 0.0),
+        ));
+        let goal = AgentGoals::point(Vec2::new(18.0, 3.0));
+        let seer = app
+            .world_mut()
+            .spawn((
+                CrowdAgent,
+                Transform::from_xyz(5.0, 5.0, 0.0),
+                goal.clone(),
+                AgentStyle::default().with_behaviour(Behaviour::TowardsNearest { epsilon: 0.8 }),
+            ))
+            .id();
+        agent(&mut app, Vec2::new(5.0, 6.5), goal.clone());
+        agent(&mut app, Vec2::new(7.2, 5.0), goal);
+        run_until(&mut app, 2, |_| false);
+        let world = app.world().resource::<CrowdWorld>();
+        let id = world.agent_id(seer).expect("registered");
+        world.crowd().unwrap().agent(id).unwrap().bias().direction()
+    };
+    let blind = v_after_two_steps(false);
+    let sighted = v_after_two_steps(true);
+    assert!(blind.y > 0.9, "without sight: v = {blind:?}");
+    assert!(sighted.x > 0.9, "with sight: v = {sighted:?}");
+}

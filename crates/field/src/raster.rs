@@ -233,6 +233,23 @@ impl Shape {
         Ok((d - radius).max(0.0))
     }
 
+    /// Distance from the segment `a`–`b` to the shape (0 when they touch or cross): a line of
+    /// sight from `a` to `b` is blocked when this is 0. Exact for every shape.
+    pub fn segment_distance(&self, a: DVec2, b: DVec2) -> Result<f64, FieldError> {
+        if !(a.is_finite() && b.is_finite()) {
+            return Err(FieldError::NonFinite {
+                what: "segment end",
+                value: if a.is_finite() { b.x + b.y } else { a.x + a.y },
+            });
+        }
+        let (cores, radius) = self.cores()?;
+        let d = cores
+            .iter()
+            .map(|c| segment_core_distance(a, b, c))
+            .fold(f64::INFINITY, f64::min);
+        Ok((d - radius).max(0.0))
+    }
+
     /// The cells of `geometry` covered by the shape grown by `inflation` (typically the agent
     /// radius). Cells outside the grid are skipped.
     pub fn cells(
@@ -388,6 +405,41 @@ fn point_core_distance(p: DVec2, core: &Core) -> f64 {
                     .map(|i| point_segment_distance(p, pts[i], pts[(i + 1) % n]))
                     .fold(f64::INFINITY, f64::min)
             }
+        }
+    }
+}
+
+/// Distance between two segments (0 when they cross or touch).
+fn segment_segment_distance(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> f64 {
+    let (r, s) = (b - a, d - c);
+    let denom = r.perp_dot(s);
+    if denom != 0.0 {
+        let t = (c - a).perp_dot(s) / denom;
+        let u = (c - a).perp_dot(r) / denom;
+        if (0.0..=1.0).contains(&t) && (0.0..=1.0).contains(&u) {
+            return 0.0;
+        }
+    }
+    point_segment_distance(a, c, d)
+        .min(point_segment_distance(b, c, d))
+        .min(point_segment_distance(c, a, b))
+        .min(point_segment_distance(d, a, b))
+}
+
+/// Distance between the segment `a`–`b` and a convex core (0 when they overlap).
+fn segment_core_distance(a: DVec2, b: DVec2, core: &Core) -> f64 {
+    match core {
+        Core::Point(p) => point_segment_distance(*p, a, b),
+        Core::Segment(c, d) => segment_segment_distance(a, b, *c, *d),
+        Core::Convex(pts) => {
+            // Inside (either end) or crossing an edge: 0; otherwise the nearest edge.
+            if point_core_distance(a, core) == 0.0 || point_core_distance(b, core) == 0.0 {
+                return 0.0;
+            }
+            let n = pts.len();
+            (0..n)
+                .map(|i| segment_segment_distance(a, b, pts[i], pts[(i + 1) % n]))
+                .fold(f64::INFINITY, f64::min)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Solver invariants as property tests (digest 000 §8.2 test 4, digest 004 §12 tests 2–3).
 
 use crowdfield_field::{
-    Bias, CellKind, Field, GridGeometry, MultigridSolver, Relaxation, SweepOrder, relax,
+    Bias, CellKind, Field, GridGeometry, MultigridSolver, Relaxation, Shape, SweepOrder, relax,
 };
 use glam::DVec2;
 use proptest::prelude::*;
@@ -150,5 +150,62 @@ proptest! {
                 prop_assert!(steps <= w * h);
             }
         }
+    }
+}
+
+/// Any of the shapes, within a 10 m square.
+fn any_shape() -> impl Strategy<Value = Shape> {
+    let point = (0.0..10.0f64, 0.0..10.0f64).prop_map(|(x, y)| DVec2::new(x, y));
+    prop_oneof![
+        (point.clone(), 0.1..2.0f64).prop_map(|(centre, radius)| Shape::Disc { centre, radius }),
+        (point.clone(), 0.1..3.0f64, 0.1..3.0f64).prop_map(|(min, w, h)| Shape::Aabb {
+            min,
+            max: min + DVec2::new(w, h)
+        }),
+        (point.clone(), 0.1..2.0f64, 0.1..2.0f64, -3.0..3.0f64).prop_map(
+            |(centre, w, h, angle)| {
+                Shape::RotatedBox {
+                    centre,
+                    half_extents: DVec2::new(w, h),
+                    angle,
+                }
+            }
+        ),
+        (point.clone(), point.clone(), 0.0..0.8f64).prop_map(|(a, b, thickness)| Shape::Segment {
+            a,
+            b,
+            thickness
+        }),
+        (point.clone(), 0.3..2.0f64, 3usize..8).prop_map(|(c, r, n)| Shape::Polygon(
+            (0..n)
+                .map(|i| {
+                    let t = std::f64::consts::TAU * i as f64 / n as f64;
+                    c + DVec2::new(t.cos(), t.sin()) * r
+                })
+                .collect()
+        )),
+        (proptest::collection::vec(point, 2..5), 0.0..0.6f64)
+            .prop_map(|(points, thickness)| Shape::Polyline { points, thickness }),
+    ]
+}
+
+proptest! {
+    /// Sight: the segment's distance to a shape is never more than any of its points' distance,
+    /// and points 1 cm apart along it come within 1 cm of it. So a segment is blocked exactly
+    /// when some point on it touches the shape.
+    #[test]
+    fn segment_distance_is_the_least_point_distance_along_the_segment(
+        shape in any_shape(),
+        a in (-2.0..12.0f64, -2.0..12.0f64),
+        b in (-2.0..12.0f64, -2.0..12.0f64),
+    ) {
+        let (a, b) = (DVec2::new(a.0, a.1), DVec2::new(b.0, b.1));
+        let exact = shape.segment_distance(a, b).unwrap();
+        let steps = ((b - a).length() / 0.01).ceil().max(1.0) as usize;
+        let sampled = (0..=steps)
+            .map(|k| shape.distance(a + (b - a) * (k as f64 / steps as f64)).unwrap())
+            .fold(f64::INFINITY, f64::min);
+        prop_assert!(exact <= sampled + 1e-9, "exact {exact} > sampled {sampled}");
+        prop_assert!(sampled <= exact + 0.01, "sampled {sampled} far above exact {exact}");
     }
 }

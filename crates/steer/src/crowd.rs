@@ -76,6 +76,12 @@ pub struct CrowdSettings {
     /// previous (converged) map until their turn, so an edit never stalls a step by solving
     /// every goal's map at once. 0 counts as 1.
     pub map_solves_per_step: usize,
+    /// Sight: when on, an agent's behaviour sees only neighbours it has a line of sight to
+    /// (the segment between the two centres touches no static shape, [`Shape::segment_distance`]).
+    /// It decides the nearest agent of `TowardsNearest` / `AroundNearest` and whether someone is
+    /// ahead for the `ahead` slot. Neighbours are stamped into the local map either way: they
+    /// are obstacles whether seen or not. Off by default (the seeds test distance only).
+    pub line_of_sight: bool,
 }
 
 impl Default for CrowdSettings {
@@ -88,6 +94,7 @@ impl Default for CrowdSettings {
             global_tolerance: 1e-10,
             stuck_after: 60,
             map_solves_per_step: 2,
+            line_of_sight: false,
         }
     }
 }
@@ -903,6 +910,8 @@ impl Crowd {
         self.update_rasters();
         let world = World {
             statics: &self.statics,
+            static_bounds: &self.static_bounds,
+            sight: self.settings.line_of_sight,
             moving: &self.moving,
             goals: &self.goals,
             step: self.step,
@@ -1146,6 +1155,10 @@ impl Crowd {
 /// What planning reads besides the snapshot: shared by all agents, never written during a step.
 struct World<'a> {
     statics: &'a [Shape],
+    /// Bounding boxes of `statics`.
+    static_bounds: &'a [(DVec2, DVec2)],
+    /// Whether behaviours see only neighbours in line of sight.
+    sight: bool,
     moving: &'a [(Shape, (DVec2, DVec2))],
     goals: &'a [Goal],
     step: u64,
@@ -1153,6 +1166,22 @@ struct World<'a> {
 }
 
 impl World<'_> {
+    /// Whether `to` is in sight from `from`: always with sight off, otherwise when the segment
+    /// between them touches no static shape.
+    fn in_sight(&self, from: DVec2, to: DVec2) -> bool {
+        if !self.sight {
+            return true;
+        }
+        let (lo, hi) = (from.min(to), from.max(to));
+        self.statics
+            .iter()
+            .zip(self.static_bounds)
+            .all(|(shape, (slo, shi))| {
+                !boxes_overlap(lo, hi, *slo, *shi)
+                    || shape.segment_distance(from, to).is_ok_and(|d| d > 0.0)
+            })
+    }
+
     /// Prepares one agent's step from the snapshot: everything up to relaxation.
     fn prepare(
         &self,
@@ -1198,11 +1227,14 @@ impl World<'_> {
                 neighbours.push((q, r));
             }
         });
-        let nearest = neighbours.iter().map(|(q, _)| *q).min_by(|a, b| {
+        // The nearest neighbour in sight (every neighbour is in sight with sight off).
+        let mut by_distance: Vec<DVec2> = neighbours.iter().map(|(q, _)| *q).collect();
+        by_distance.sort_by(|a, b| {
             (*a - pos)
                 .length_squared()
                 .total_cmp(&(*b - pos).length_squared())
         });
+        let nearest = by_distance.into_iter().find(|q| self.in_sight(pos, *q));
 
         // Behaviour slot: is anything within dvis ahead?
         let slots = &agent.params.behaviour;
@@ -1221,6 +1253,7 @@ impl World<'_> {
                     &neighbours,
                     self.statics,
                     self.moving,
+                    |q| self.in_sight(pos, q),
                 ) =>
             {
                 ahead
@@ -1276,7 +1309,8 @@ impl World<'_> {
     }
 }
 
-/// Whether any neighbour or static obstacle lies within `dvis` ahead (a 120° cone).
+/// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
+#[allow(clippy::too_many_arguments)]
 fn something_ahead(
     pos: DVec2,
     facing: DVec2,
@@ -1285,6 +1319,7 @@ fn something_ahead(
     neighbours: &[(DVec2, f64)],
     statics: &[Shape],
     moving: &[(Shape, (DVec2, DVec2))],
+    in_sight: impl Fn(DVec2) -> bool,
 ) -> bool {
     let Some(f) = facing.try_normalize() else {
         return false;
@@ -1293,7 +1328,7 @@ fn something_ahead(
     let agents = neighbours.iter().any(|(q, r)| {
         let d = *q - pos;
         let len = d.length();
-        len - r <= dvis && len > 0.0 && d.dot(f) / len >= cos_half
+        len - r <= dvis && len > 0.0 && d.dot(f) / len >= cos_half && in_sight(*q)
     });
     if agents {
         return true;
@@ -1695,6 +1730,8 @@ mod tests {
                 probe.update_rasters();
                 let world = World {
                     statics: &probe.statics,
+                    static_bounds: &probe.static_bounds,
+                    sight: probe.settings.line_of_sight,
                     moving: &probe.moving,
                     goals: &probe.goals,
                     step: probe.step,

@@ -288,3 +288,61 @@ fn inertia_eta_sweep_smooths_and_overshoots_at_095() {
         "not smoother with more inertia: {means:?}"
     );
 }
+
+/// Sight (`CrowdSettings::line_of_sight`): a neighbour behind a wall is not "the nearest" for
+/// `TowardsNearest`; one further away in the open is.
+#[test]
+fn with_line_of_sight_a_neighbour_behind_a_wall_is_not_seen() {
+    let bias_after_one_step = |line_of_sight: bool| {
+        let settings = CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(20.0, 10.0),
+            line_of_sight,
+            ..Default::default()
+        };
+        let wall = Shape::Aabb {
+            min: DVec2::new(3.0, 5.7),
+            max: DVec2::new(7.0, 5.9),
+        };
+        let mut crowd = Crowd::new(settings, vec![wall]).unwrap();
+        let goal = crowd
+            .add_goal(Shape::Disc {
+                centre: DVec2::new(18.0, 3.0),
+                radius: 0.5,
+            })
+            .unwrap();
+        let walker = |at: DVec2, behaviour: Behaviour| AgentParams {
+            position: at,
+            goals: vec![goal],
+            ..params(behaviour, HeadingRule::default(), SpeedLaw::default())
+        };
+        let seer = crowd
+            .spawn(walker(
+                DVec2::new(5.0, 5.0),
+                Behaviour::TowardsNearest { epsilon: 0.8 },
+            ))
+            .unwrap();
+        // 1.5 m away behind the wall, and 2.2 m away in the open.
+        crowd
+            .spawn(walker(DVec2::new(5.0, 6.5), Behaviour::Harmonic))
+            .unwrap();
+        crowd
+            .spawn(walker(DVec2::new(7.2, 5.0), Behaviour::Harmonic))
+            .unwrap();
+        crowd.step();
+        crowd.agent(seer).unwrap().bias()
+    };
+    let blind = bias_after_one_step(false);
+    let sighted = bias_after_one_step(true);
+    assert!(
+        blind.direction().y > 0.99,
+        "without sight the nearest is the one behind the wall: v = {:?}",
+        blind.direction()
+    );
+    assert!(
+        sighted.direction().x > 0.99,
+        "with sight the nearest is the one in the open: v = {:?}",
+        sighted.direction()
+    );
+    assert_eq!((blind.epsilon(), sighted.epsilon()), (0.8, 0.8));
+}
