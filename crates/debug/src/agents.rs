@@ -3,12 +3,9 @@
 //! stamped neighbours and intermediate goal; the descent, heading and speed factor that the
 //! motion laws derive from it) and sub-goal stacks (seed 000 §4.2).
 
-use bevy::asset::RenderAssetUsages;
-use bevy::image::ImageSampler;
 use bevy::prelude::*;
 use bevy_crowdfield::field::CellKind;
 use bevy_crowdfield::prelude::*;
-use wgpu_types::{Extent3d, TextureDimension, TextureFormat};
 
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, paint};
@@ -203,22 +200,7 @@ fn sync_local_sprite(
     let (lo, hi) = field.geometry().world_bounds();
     let centre = ((lo + hi) * 0.5).as_vec2().extend(-5.0);
     let size = (hi - lo).as_vec2();
-    let picture = || {
-        let picture = paint::heat_map(field, 215);
-        let mut image = Image::new(
-            Extent3d {
-                width: picture.width as u32,
-                height: picture.height as u32,
-                depth_or_array_layers: 1,
-            },
-            TextureDimension::D2,
-            picture.rgba,
-            TextureFormat::Rgba8UnormSrgb,
-            RenderAssetUsages::default(),
-        );
-        image.sampler = ImageSampler::nearest();
-        image
-    };
+    let picture = || crate::global::map_image(&paint::heat_map(field, 215));
     match sprites.single_mut() {
         Ok((mut cached, mut sprite, mut transform, mut visibility)) => {
             visibility.set_if_neq(Visibility::Inherited);

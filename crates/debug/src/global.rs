@@ -79,7 +79,8 @@ fn shown(
     Some((goal, revision))
 }
 
-fn map_image(picture: &paint::HeatMap) -> Image {
+/// A heat-map picture as a nearest-sampled sRGB texture.
+pub(crate) fn map_image(picture: &paint::HeatMap) -> Image {
     let mut image = Image::new(
         Extent3d {
             width: picture.width as u32,
