@@ -1,0 +1,215 @@
+//! # crowdfield_cli
+//!
+//! Runs scenario files headless through the real plugin (`MinimalPlugins` and
+//! `CrowdfieldPlugins`, one planner step per app update) and measures the crowd: trajectories,
+//! arrivals, overlaps, path lengths and planner time. The `crowdfield` binary wraps it
+//! (`crowdfield run`, `crowdfield validate`); tests call [`run_scenario`] directly.
+//!
+//! Metrics follow the crowd-evaluation practice summarised in the project's research notes
+//! (SteerSuite-style counts): an overlap is a pair of agents whose discs intersect by more than
+//! [`OVERLAP_TOLERANCE`], or an agent whose disc reaches into a static obstacle by more than it;
+//! the penetration depth is reported as its maximum over the run.
+
+mod metrics;
+
+use std::path::Path;
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_crowdfield::ScenarioError;
+use bevy_crowdfield::prelude::*;
+
+pub use metrics::{Metrics, OVERLAP_TOLERANCE};
+
+/// App updates allowed beyond the planner steps asked for: building the crowd and registering
+/// agents take the first updates.
+const START_UP_UPDATES: u64 = 10;
+
+/// How long a run lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Exactly this many planner steps.
+    Steps(u64),
+    /// Until every agent has arrived (or left), at most this many planner steps.
+    UntilArrived {
+        /// The cap.
+        max_steps: u64,
+    },
+}
+
+/// Options of [`run_scenario`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOptions {
+    /// When to stop.
+    pub stop: Stop,
+    /// Mixed into every region's seed, so one file gives different draws; `None` keeps the
+    /// file's seeds.
+    pub seed: Option<u64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            stop: Stop::UntilArrived { max_steps: 5_000 },
+            seed: None,
+        }
+    }
+}
+
+/// One row of the trajectory table: where an agent stood after a planner step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Planner step (1 = after the first step).
+    pub step: u64,
+    /// The agent's index in the scenario (single agents first, then each region's).
+    pub agent: usize,
+    /// Position, metres.
+    pub position: Vec2,
+    /// State after the step.
+    pub state: AgentState,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// Every agent's position after every step while it was in the crowd.
+    pub trajectories: Vec<Sample>,
+    /// The run's measurements.
+    pub metrics: Metrics,
+}
+
+/// A scenario file read and validated, or the reason it could not be.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    Scenario::from_path(path)
+}
+
+/// Mixes `seed` into every region's seed (a region keeps a distinct draw from the others).
+pub fn reseed(scenario: &mut Scenario, seed: u64) {
+    for region in &mut scenario.regions {
+        region.seed ^= seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Runs a scenario headless and measures it.
+pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
+    run_scenario_with_progress(scenario, options, |_, _| {})
+}
+
+/// [`run_scenario`], calling `progress(step, agents still walking)` after every step.
+pub fn run_scenario_with_progress(
+    scenario: &Scenario,
+    options: RunOptions,
+    mut progress: impl FnMut(u64, usize),
+) -> RunOutput {
+    let mut scenario = scenario.clone();
+    if let Some(seed) = options.seed {
+        reseed(&mut scenario, seed);
+    }
+    let mut settings = CrowdfieldSettings::default();
+    scenario.apply_settings(&mut settings);
+    let period = settings.planner_period();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, CrowdfieldPlugins))
+        .insert_resource(Time::<Fixed>::from_seconds(period))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            period,
+        )))
+        .insert_resource(settings);
+    let missing = {
+        let mut commands = app.world_mut().commands();
+        scenario.spawn(&mut commands, None)
+    };
+    app.world_mut().flush();
+    let mut agents: Vec<Entity> = app
+        .world_mut()
+        .query_filtered::<Entity, With<CrowdAgent>>()
+        .iter(app.world())
+        .collect();
+    // Spawned in the scenario's order, so entity indices follow it.
+    agents.sort_by_key(|e| e.index());
+
+    let mut recorder = metrics::Recorder::new(&agents, period);
+    let max_steps = match options.stop {
+        Stop::Steps(n) => n,
+        Stop::UntilArrived { max_steps } => max_steps,
+    };
+    let mut trajectories = Vec::new();
+    // Updates until the crowd has run `max_steps` planner steps; the first updates build the
+    // crowd and register the agents before it steps.
+    let mut last_step = 0;
+    // A fixed tick can fall either side of an update, so allow twice the updates.
+    for _ in 0..2 * max_steps + START_UP_UPDATES {
+        app.update();
+        let step = app
+            .world()
+            .resource::<CrowdWorld>()
+            .crowd()
+            .map_or(0, |c| c.step_count());
+        if step == last_step {
+            continue;
+        }
+        last_step = step;
+        let walking = recorder.observe(app.world_mut(), step, &mut trajectories);
+        progress(step, walking);
+        if step >= max_steps || (matches!(options.stop, Stop::UntilArrived { .. }) && walking == 0)
+        {
+            break;
+        }
+    }
+    let metrics = recorder.finish(&scenario, missing.iter().sum());
+    RunOutput {
+        trajectories,
+        metrics,
+    }
+}
+
+/// The trajectory table as CSV: `step,time_s,agent,x,y,state`.
+pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
+    let mut out = String::from("step,time_s,agent,x,y,state\n");
+    for s in samples {
+        out.push_str(&format!(
+            "{},{:.4},{},{:.4},{:.4},{:?}\n",
+            s.step,
+            s.step as f64 * period,
+            s.agent,
+            s.position.x,
+            s.position.y,
+            s.state
+        ));
+    }
+    out
+}
+
+/// Writes `trajectories.csv` and `metrics.json` into `dir` (created if missing). Each file is
+/// written under a temporary name and renamed once both are complete, so a failed run never
+/// leaves a half-written file behind.
+pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let files = [
+        (
+            "trajectories.csv",
+            trajectories_csv(&output.trajectories, output.metrics.planner_period_s),
+        ),
+        (
+            "metrics.json",
+            serde_json::to_string_pretty(&output.metrics).map_err(std::io::Error::other)?,
+        ),
+    ];
+    let mut written = Vec::new();
+    for (name, text) in &files {
+        let tmp = dir.join(format!(".{name}.partial"));
+        if let Err(e) = std::fs::write(&tmp, text) {
+            for t in written {
+                let _ = std::fs::remove_file(t);
+            }
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        written.push(tmp);
+    }
+    for ((name, _), tmp) in files.iter().zip(&written) {
+        std::fs::rename(tmp, dir.join(name))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! The runner end to end: a shipped scenario run to completion through the plugin, and the
+//! binary's handling of good and malformed files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crowdfield_cli::{RunOptions, Stop, load, run_scenario, trajectories_csv};
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/scenarios")
+        .join(format!("{name}.scenario.ron"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_corridor_runs_to_completion_without_overlaps() {
+    let corridor = load(&scenario("corridor")).unwrap();
+    let output = run_scenario(
+        &corridor,
+        RunOptions {
+            stop: Stop::UntilArrived { max_steps: 1_000 },
+            seed: None,
+        },
+    );
+    let m = &output.metrics;
+    assert_eq!(m.agents, 16);
+    assert_eq!((m.not_placed, m.rejected), (0, 0));
+    assert_eq!(m.arrived, 16, "{m:?}");
+    assert_eq!(m.arrival_fraction, 1.0);
+    assert!(m.steps < 1_000, "stopped once everyone arrived");
+    assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+    // The corridor is 30 m long and walkers start within 5 m of their end: at least 23 m each.
+    assert!(m.path_length_mean_m > 23.0, "{m:?}");
+    let t = m.time_to_goal_max_s.unwrap();
+    assert!(t > 0.0 && t <= m.steps as f64 * m.planner_period_s + 1e-9);
+    let csv = trajectories_csv(&output.trajectories, m.planner_period_s);
+    assert!(csv.starts_with("step,time_s,agent,x,y,state\n"));
+    assert!(csv.lines().count() > 16 * 20);
+    // Every agent appears, every position inside the world.
+    for agent in 0..16 {
+        assert!(output.trajectories.iter().any(|s| s.agent == agent));
+    }
+    assert!(
+        output.trajectories.iter().all(|s| {
+            (0.0..=30.0).contains(&s.position.x) && (0.0..=5.0).contains(&s.position.y)
+        })
+    );
+}
+
+#[test]
+fn a_seed_changes_the_draw_and_the_same_seed_repeats_it() {
+    let corridor = load(&scenario("corridor")).unwrap();
+    let run = |seed| {
+        run_scenario(
+            &corridor,
+            RunOptions {
+                stop: Stop::Steps(5),
+                seed,
+            },
+        )
+        .trajectories
+    };
+    let (a, b, c) = (run(Some(3)), run(Some(3)), run(Some(4)));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
+    let exe = env!("CARGO_BIN_EXE_crowdfield");
+    let ok = Command::new(exe)
+        .args(["validate"])
+        .arg(scenario("park"))
+        .output()
+        .unwrap();
+    assert!(ok.status.success());
+    assert!(String::from_utf8_lossy(&ok.stdout).contains(": ok (park;"));
+
+    let dir = scratch("cli_bad");
+    let bad = dir.join("bad.scenario.ron");
+    std::fs::write(
+        &bad,
+        "(\n    bounds: (min: (0.0, 0.0), max: (10.0, 10.0)),\n    obstacles: [(shape: Disc(centre: (5.0, 5.0), radius: -1.0))],\n)\n",
+    )
+    .unwrap();
+    let checked = Command::new(exe)
+        .arg("validate")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(checked.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&checked.stderr);
+    assert!(message.contains("bad.scenario.ron:3:"), "{message}");
+
+    let out = dir.join("out");
+    let ran = Command::new(exe)
+        .arg("run")
+        .arg(&bad)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(2));
+    assert!(!out.exists(), "a bad file must not leave outputs");
+
+    let out = dir.join("good");
+    let ran = Command::new(exe)
+        .arg("run")
+        .arg(scenario("corridor"))
+        .args(["--steps", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["steps"], 3);
+    assert_eq!(metrics["agents"], 16);
+    let csv = std::fs::read_to_string(out.join("trajectories.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 16 * 3);
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
