@@ -136,3 +136,31 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+/// Every shipped scenario small enough for CI runs to completion: everyone arrives, nobody
+/// overlaps another agent or a wall at any step.
+#[test]
+fn shipped_scenarios_run_to_completion_without_overlaps() {
+    for name in [
+        "oncoming",
+        "crossing",
+        "bottleneck",
+        "corridor",
+        "park",
+        "deadend",
+    ] {
+        let s = load(&scenario(name)).unwrap();
+        let m = run_scenario(
+            &s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps: 2_000 },
+                seed: None,
+            },
+        )
+        .metrics;
+        assert_eq!(m.arrival_fraction, 1.0, "{name}: {m:?}");
+        assert_eq!(m.not_placed + m.rejected, 0, "{name}: {m:?}");
+        assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{name}: {m:?}");
+        assert!(m.planner_ms_mean.is_finite(), "{name}: {m:?}");
+    }
+}
