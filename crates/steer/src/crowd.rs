@@ -1296,6 +1296,7 @@ impl World<'_> {
         for (q, r) in &neighbours {
             local.stamp_disc(*q, *r, radius);
         }
+        local.clear_outside_view(facing);
         let (glo, ghi) = goal.bounds;
         if glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
             local.stamp_goal(&goal.shape);

@@ -13,6 +13,12 @@ pub enum SteerError {
     /// Local maps need an odd side in 5..=101 cells.
     #[error("local map side {0} must be odd and in 5..=101")]
     BadLocalMapSide(usize),
+    /// A view cone needs an aperture in (0, 2π] radians.
+    #[error("view angle {0} must be in (0, 2π] radians")]
+    BadViewAngle(f64),
+    /// A search needs a finite sensor range above zero and an unknown value in [0, 1).
+    #[error("bad search settings: {0}")]
+    BadSearch(&'static str),
     /// A position outside the crowd's world bounds.
     #[error("position ({x}, {y}) is outside the world bounds")]
     OutOfBounds {

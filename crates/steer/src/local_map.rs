@@ -39,6 +39,12 @@ pub struct LocalMapSettings {
     pub goal_cells: usize,
     /// Potential of free cells that enter the window (and of all free cells at first).
     pub initial_value: f64,
+    /// Aperture of the view cone in radians, around the agent's heading: obstacles and agents
+    /// are stamped only where the direction from the agent lies within half of it. The seeds'
+    /// final design maps the whole window (the default, 2π); seed 000 \[P1\] and seed 001 used
+    /// a cone (digest 001 G13 suggests π), which the seed reports made agents collide from
+    /// behind and oscillate when several met.
+    pub view_angle: f64,
 }
 
 impl Default for LocalMapSettings {
@@ -50,6 +56,7 @@ impl Default for LocalMapSettings {
             free_zone: 1,
             goal_cells: 3,
             initial_value: 0.9,
+            view_angle: std::f64::consts::TAU,
         }
     }
 }
@@ -68,6 +75,9 @@ impl LocalMapSettings {
             return Err(
                 crowdfield_field::FieldError::FixedValueOutOfRange(self.initial_value).into(),
             );
+        }
+        if !(self.view_angle > 0.0 && self.view_angle <= std::f64::consts::TAU) {
+            return Err(SteerError::BadViewAngle(self.view_angle));
         }
         Ok(())
     }
@@ -208,6 +218,42 @@ impl LocalMap {
                 let (x, y) = (x as usize, y as usize);
                 if (x, y) != own && (g.cell_centre(x, y) - centre).length() <= reach {
                     let _ = self.field.set_obstacle(x, y);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Whether the map sees the whole window (no view cone).
+    pub fn sees_all_around(&self) -> bool {
+        self.settings.view_angle >= std::f64::consts::TAU
+    }
+
+    /// Frees the stamped update-zone cells whose direction from the window's centre lies
+    /// outside the view cone around `axis` (digest 001 A2, T9): what the agent does not look at
+    /// is not mapped. Does nothing with a full view or a zero axis; returns the cells freed.
+    pub fn clear_outside_view(&mut self, axis: DVec2) -> usize {
+        let Some(axis) = axis.try_normalize() else {
+            return 0;
+        };
+        if self.sees_all_around() {
+            return 0;
+        }
+        let cos_half = (self.settings.view_angle * 0.5).cos();
+        let (cx, cy) = self.centre();
+        let lo = 1 + self.settings.free_zone;
+        let hi = self.settings.side - 1 - self.settings.free_zone;
+        let init = self.settings.initial_value;
+        let mut n = 0;
+        for y in lo..hi {
+            for x in lo..hi {
+                if self.field.kind(x, y) != Some(CellKind::Obstacle) {
+                    continue;
+                }
+                let d = DVec2::new(x as f64 - cx as f64, y as f64 - cy as f64);
+                if d.normalize_or_zero().dot(axis) < cos_half {
+                    let _ = self.field.set_free(x, y, init);
                     n += 1;
                 }
             }
