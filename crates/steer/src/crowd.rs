@@ -51,6 +51,7 @@ use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
+use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 
 /// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
@@ -200,6 +201,8 @@ pub struct Goal {
     pending: Option<Field<f64>>,
     /// Changes whenever `map` is replaced; unique within the process.
     revision: u64,
+    /// For a search ([`Crowd::add_search`]): what has been sensed of the unknown world.
+    search: Option<Box<Search>>,
 }
 
 /// Source of [`Goal::revision`] numbers, shared by every crowd in the process so that a number
@@ -224,6 +227,32 @@ impl Goal {
     /// Whether obstacles changed since the map was solved and a new solve is waiting.
     pub fn is_pending(&self) -> bool {
         self.pending.is_some()
+    }
+
+    /// Whether this goal is a search ([`Crowd::add_search`]).
+    pub fn is_search(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// For a search: whether the target has been found (`None` for an ordinary goal).
+    pub fn found(&self) -> Option<bool> {
+        self.search.as_ref().map(|s| s.found_at.is_some())
+    }
+
+    /// For a search: the planner step at which the target was first sensed.
+    pub fn found_at(&self) -> Option<u64> {
+        self.search.as_ref().and_then(|s| s.found_at)
+    }
+
+    /// For a search: how many global cells the searchers have sensed so far.
+    pub fn sensed_cells(&self) -> Option<usize> {
+        self.search.as_ref().map(|s| s.sensed_count)
+    }
+
+    /// Whether the goal's region is known to agents: always for an ordinary goal, once found
+    /// for a search.
+    fn known(&self) -> bool {
+        self.search.as_ref().is_none_or(|s| s.found_at.is_some())
     }
 
     /// A number that changes whenever [`Goal::map`] is replaced by a new solve. No two maps in
@@ -528,8 +557,102 @@ impl Crowd {
             map,
             pending: None,
             revision: next_map_revision(),
+            search: None,
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
+    }
+
+    /// Adds a search for a hidden `target` in a world the searchers do not know (seed 000
+    /// §6.11, seed 001 A3; see [`crate::search`]). Agents given this goal explore: unsensed
+    /// space attracts them until one of them senses the target, which then becomes an ordinary
+    /// goal. Searchers of one target share what they sense.
+    pub fn add_search(
+        &mut self,
+        target: Shape,
+        settings: SearchSettings,
+    ) -> Result<GoalId, SteerError> {
+        target.validate()?;
+        settings.validate()?;
+        let mut truth_map = Field::<f64>::new(self.geometry, 1.0);
+        for s in &self.statics {
+            raster::rasterise_obstacle(
+                &mut truth_map,
+                s,
+                self.settings.global_inflation,
+                Coverage::Touch,
+            )?;
+        }
+        let truth: Vec<bool> = truth_map
+            .kinds()
+            .iter()
+            .map(|k| *k == CellKind::Obstacle)
+            .collect();
+        let cells: Vec<(usize, usize)> = target
+            .cells(&self.geometry, 0.0, Coverage::Touch)?
+            .into_iter()
+            .filter(|&(x, y)| !truth[self.geometry.index(x, y)])
+            .collect();
+        if cells.is_empty() {
+            return Err(SteerError::GoalBlocked);
+        }
+        let search = Search::new(settings, truth, cells);
+        let mut map = Field::<f64>::new(self.geometry, settings.unknown_value);
+        search.initial_map(&mut map);
+        let centre = shape_centre(&target);
+        let bounds = target.bounds()?;
+        self.goals.push(Goal {
+            shape: target,
+            centre,
+            bounds,
+            map,
+            pending: None,
+            revision: next_map_revision(),
+            search: Some(Box::new(search)),
+        });
+        Ok(GoalId(self.goals.len() as u32 - 1))
+    }
+
+    /// Searches: every agent heading for one senses and relaxes around itself, in id order; a
+    /// search whose target was sensed concludes and is solved once.
+    fn explore(&mut self) {
+        let step = self.step;
+        for (g, goal) in self.goals.iter_mut().enumerate() {
+            let Some(search) = goal.search.as_mut() else {
+                continue;
+            };
+            if search.found_at.is_some() {
+                continue;
+            }
+            let searchers: Vec<(DVec2, f64)> = self
+                .agents
+                .iter()
+                .flatten()
+                .filter(|a| a.plans() && a.params.goals[a.goal_index] == GoalId(g as u32))
+                .map(|a| (a.position, a.params.local_map.width() * 0.5))
+                .collect();
+            if searchers.is_empty() {
+                continue;
+            }
+            for &(p, _) in &searchers {
+                search.sense(&mut goal.map, p);
+            }
+            if search.target_sensed(&goal.map) {
+                search.conclude(&mut goal.map, step);
+                let _ = MultigridSolver::new().solve_with(
+                    &mut self.workspace,
+                    &mut goal.map,
+                    &Bias::HARMONIC,
+                    self.settings.global_tolerance,
+                );
+            } else {
+                for &(p, half) in &searchers {
+                    let reach =
+                        half.max(search.settings.sensor_range) + goal.map.geometry().cell_size();
+                    search.relax_around(&mut goal.map, p, reach);
+                }
+            }
+            goal.revision = next_map_revision();
+        }
     }
 
     /// A goal by id.
@@ -648,6 +771,18 @@ impl Crowd {
         let grow = DVec2::splat(self.settings.global_inflation + self.geometry.cell_size());
         let (lo, hi) = (lo - grow, hi + grow);
         for goal in &mut self.goals {
+            if let Some(search) = goal.search.as_mut() {
+                refresh_search(
+                    search,
+                    &mut goal.map,
+                    lo,
+                    hi,
+                    &self.statics,
+                    self.settings.global_inflation,
+                );
+                goal.revision = next_map_revision();
+                continue;
+            }
             let map = goal.pending.get_or_insert_with(|| goal.map.clone());
             refresh_global(
                 map,
@@ -906,6 +1041,7 @@ impl Crowd {
     /// Sensing: snapshot, spatial index, rasters; per agent (in parallel) sense, choose (v, ε),
     /// stamp the local map and project the intermediate goal.
     fn sense(&mut self) {
+        self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
         let world = World {
@@ -1071,7 +1207,9 @@ impl Crowd {
             };
             let goal = &self.goals[goal_id.0 as usize];
             let cell = goal.map.geometry().world_to_cell(agent.position);
-            let on_goal = goal.map.geometry().contains_cell(cell)
+            // Unsensed cells of a search are fixed low, not goals; its target counts once found.
+            let on_goal = goal.known()
+                && goal.map.geometry().contains_cell(cell)
                 && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
             let near = goal
                 .shape
@@ -1194,17 +1332,29 @@ impl World<'_> {
         let goal_id = agent.params.goals[agent.goal_index];
         let goal = &self.goals[goal_id.0 as usize];
         let depth_before = agent.subgoals.len();
-        let flow = agent
-            .subgoals
-            .descent(&goal.map, pos)
-            .unwrap_or(DVec2::ZERO);
+        let flow = if goal.search.is_some() {
+            // A search map changes every step: no sub-goals on it.
+            goal.map.descent_at(pos)
+        } else {
+            agent
+                .subgoals
+                .descent(&goal.map, pos)
+                .unwrap_or(DVec2::ZERO)
+        };
         let recovered = agent.subgoals.len() > depth_before;
         let unreachable = flow == DVec2::ZERO
+            && goal.known()
             && goal
                 .shape
                 .distance(pos)
                 .map_or(true, |d| d > agent.params.arrival_radius);
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
+        // A hidden target is not where programs or the local map may look.
+        let goal_centre = if goal.known() {
+            goal.centre
+        } else {
+            pos + flow_dir
+        };
         if unreachable {
             // No route: skip sensing and relaxation altogether.
             return Prepared::Done(Plan {
@@ -1264,7 +1414,7 @@ impl World<'_> {
             step: self.step,
             flow: flow_dir,
             position: pos,
-            goal: goal.centre,
+            goal: goal_centre,
             nearest,
         };
         let bias = program.bias(&input, &mut agent.behaviour_state);
@@ -1298,13 +1448,15 @@ impl World<'_> {
         }
         local.clear_outside_view(facing);
         let (glo, ghi) = goal.bounds;
-        if glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
+        if goal.known() && glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
             local.stamp_goal(&goal.shape);
         }
         local.project_goal(if flow_dir != DVec2::ZERO {
             flow_dir
-        } else {
+        } else if goal.known() {
             goal.centre - pos
+        } else {
+            facing
         });
         Prepared::Relax { bias, recovered }
     }
@@ -1408,6 +1560,45 @@ fn refresh_global(
             if map.kind(x, y) == Some(CellKind::Free) {
                 let _ = map.set_goal(x, y);
             }
+        }
+    }
+}
+
+/// After an edit inside `[lo, hi]`: re-derives what sensing finds there and updates the cells
+/// already sensed (an unsensed cell is learned when it is sensed).
+fn refresh_search(
+    search: &mut Search,
+    map: &mut Field<f64>,
+    lo: DVec2,
+    hi: DVec2,
+    statics: &[Shape],
+    inflation: f64,
+) {
+    let g = *map.geometry();
+    let last = glam::IVec2::new(g.width() as i32 - 2, g.height() as i32 - 2);
+    let Some(region) = CellRegion::new(&g, lo, hi, glam::IVec2::ONE, last) else {
+        return;
+    };
+    for (x, y) in region.cells() {
+        search.truth[g.index(x, y)] = false;
+    }
+    for shape in statics {
+        if let Ok(cells) = shape.cells(&g, inflation, Coverage::Touch) {
+            for (x, y) in cells.into_iter().filter(|&(x, y)| region.contains(x, y)) {
+                search.truth[g.index(x, y)] = true;
+            }
+        }
+    }
+    for (x, y) in region.cells() {
+        let i = g.index(x, y);
+        if !search.sensed[i] {
+            continue;
+        }
+        let blocked = map.kind(x, y) == Some(CellKind::Obstacle);
+        if search.truth[i] && !blocked {
+            let _ = map.set_obstacle(x, y);
+        } else if !search.truth[i] && blocked {
+            let _ = map.set_free(x, y, 1.0);
         }
     }
 }

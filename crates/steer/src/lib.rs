@@ -15,6 +15,8 @@
 //!    ([`motion`]),
 //! 5. commits its step through a collision guard, in id order ([`crowd`]).
 //!
+//! Agents may also search a world they do not know for a hidden target ([`search`]).
+//!
 //! Units: positions in world units (metres), steps per planner step. Sign convention (from
 //! `crowdfield_field`): with ε > 0 the path bends towards +v in world space.
 
@@ -23,6 +25,7 @@ pub mod crowd;
 pub mod error;
 pub mod local_map;
 pub mod motion;
+pub mod search;
 mod static_raster;
 
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
@@ -33,3 +36,4 @@ pub use crowd::{
 pub use error::SteerError;
 pub use local_map::{LocalMap, LocalMapSettings};
 pub use motion::{HeadingRule, SpeedLaw, decide};
+pub use search::SearchSettings;

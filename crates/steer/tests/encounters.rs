@@ -455,7 +455,7 @@ fn a_race_of_identical_walkers_differs_only_by_interaction() {
         arrivals.iter().max() > arrivals.iter().min(),
         "interaction should spread the arrivals"
     );
-    for k in 0..starts.len() {
+    for (k, arrived) in arrivals.iter().enumerate() {
         let solo = race(&[k]);
         let moved = solo.paths[0]
             .iter()
@@ -465,7 +465,7 @@ fn a_race_of_identical_walkers_differs_only_by_interaction() {
         println!(
             "racer {k}: solo {} steps, together {}, paths up to {moved:.2} m apart",
             solo.arrived_at[0].unwrap(),
-            arrivals[k]
+            arrived
         );
         assert!(moved > 0.3, "racer {k}'s path should change in company");
     }
