@@ -435,7 +435,7 @@ struct InFlight {
     done: StepPhase,
     maps_solved: Vec<GoalId>,
     snapshot: Vec<Option<(DVec2, f64)>>,
-    hash: Option<SpatialHash>,
+    hash: Option<AgentGrid>,
     prepared: Vec<Prepared>,
     plans: Vec<Option<Plan>>,
 }
@@ -1238,13 +1238,13 @@ impl Crowd {
     }
 
     /// Every agent's position and radius as the step starts, and a spatial index over them.
-    fn snapshot(&self) -> (Vec<Option<(DVec2, f64)>>, SpatialHash) {
+    fn snapshot(&self) -> (Vec<Option<(DVec2, f64)>>, AgentGrid) {
         let snapshot: Vec<Option<(DVec2, f64)>> = self
             .agents
             .iter()
             .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
             .collect();
-        let hash = SpatialHash::build(&snapshot, self.max_reach());
+        let hash = AgentGrid::build(&snapshot, self.max_reach());
         (snapshot, hash)
     }
 
@@ -1326,7 +1326,7 @@ impl World<'_> {
         index: usize,
         agent: &mut Agent,
         snapshot: &[Option<(DVec2, f64)>],
-        hash: &SpatialHash,
+        hash: &AgentGrid,
     ) -> Prepared {
         let pos = agent.position;
         let goal_id = agent.params.goals[agent.goal_index];
@@ -1370,21 +1370,36 @@ impl World<'_> {
         // Neighbours within the window.
         let half = agent.params.local_map.width() * 0.5;
         let mut neighbours: Vec<(DVec2, f64)> = Vec::new();
+        let mut indices: Vec<usize> = Vec::new();
         hash.for_each_near(pos, half * std::f64::consts::SQRT_2 + 2.0, |j| {
             if j != index
                 && let Some((q, r)) = snapshot[j]
             {
                 neighbours.push((q, r));
+                indices.push(j);
             }
         });
-        // The nearest neighbour in sight (every neighbour is in sight with sight off).
-        let mut by_distance: Vec<DVec2> = neighbours.iter().map(|(q, _)| *q).collect();
-        by_distance.sort_by(|a, b| {
-            (*a - pos)
-                .length_squared()
-                .total_cmp(&(*b - pos).length_squared())
-        });
-        let nearest = by_distance.into_iter().find(|q| self.in_sight(pos, *q));
+        // The nearest neighbour in sight (every neighbour is in sight with sight off); ties go
+        // to the lower agent id.
+        let key = |k: usize| ((neighbours[k].0 - pos).length_squared(), indices[k]);
+        let nearest = if self.sight {
+            let mut order: Vec<usize> = (0..neighbours.len()).collect();
+            order.sort_unstable_by(|&a, &b| {
+                let (ka, kb) = (key(a), key(b));
+                ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
+            });
+            order
+                .into_iter()
+                .map(|k| neighbours[k].0)
+                .find(|q| self.in_sight(pos, *q))
+        } else {
+            (0..neighbours.len())
+                .min_by(|&a, &b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
+                })
+                .map(|k| neighbours[k].0)
+        };
 
         // Behaviour slot: is anything within dvis ahead?
         let slots = &agent.params.behaviour;
@@ -1641,7 +1656,7 @@ fn guard_step(
     radius: f64,
     me: usize,
     committed: &[Option<(DVec2, f64)>],
-    hash: &SpatialHash,
+    hash: &AgentGrid,
     late: &[usize],
     obstacles: Obstacles<'_>,
 ) -> DVec2 {
@@ -1691,6 +1706,117 @@ fn guard_step(
         t *= 0.5;
     }
     DVec2::ZERO
+}
+
+/// The agents of one step, bucketed on a uniform grid over their bounding box (a counting sort
+/// by cell, so each cell's agents are one slice, in increasing index order).
+#[derive(Debug, Clone)]
+struct AgentGrid {
+    origin: DVec2,
+    inv_cell: f64,
+    cols: i64,
+    rows: i64,
+    /// `starts[c]..starts[c + 1]` indexes `items` for cell `c`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl AgentGrid {
+    /// Buckets the present points on cells of about `cell` (larger where that would give more
+    /// than about four cells per point, so a lone far-away agent cannot blow the grid up).
+    fn build(points: &[Option<(DVec2, f64)>], cell: f64) -> Self {
+        let (mut lo, mut hi, mut n) = (DVec2::INFINITY, DVec2::NEG_INFINITY, 0usize);
+        for (p, _) in points.iter().flatten() {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+            n += 1;
+        }
+        if n == 0 {
+            return Self {
+                origin: DVec2::ZERO,
+                inv_cell: 1.0,
+                cols: 0,
+                rows: 0,
+                starts: vec![0],
+                items: Vec::new(),
+            };
+        }
+        let extent = hi - lo;
+        let mut cell = cell.max(1e-3);
+        let budget = (4 * n + 1024) as f64;
+        let cells = |c: f64| ((extent.x / c).floor() + 1.0) * ((extent.y / c).floor() + 1.0);
+        if cells(cell) > budget {
+            cell *= (cells(cell) / budget).sqrt();
+            while cells(cell) > budget {
+                cell *= 1.25;
+            }
+        }
+        let inv_cell = 1.0 / cell;
+        let cols = (extent.x * inv_cell).floor() as i64 + 1;
+        let rows = (extent.y * inv_cell).floor() as i64 + 1;
+        let key = |p: DVec2| {
+            let x = (((p.x - lo.x) * inv_cell) as i64).clamp(0, cols - 1);
+            let y = (((p.y - lo.y) * inv_cell) as i64).clamp(0, rows - 1);
+            (y * cols + x) as usize
+        };
+        let mut starts = vec![0u32; (cols * rows) as usize + 1];
+        for (p, _) in points.iter().flatten() {
+            starts[key(*p) + 1] += 1;
+        }
+        for c in 1..starts.len() {
+            starts[c] += starts[c - 1];
+        }
+        let mut fill = starts.clone();
+        let mut items = vec![0u32; n];
+        for (i, p) in points.iter().enumerate() {
+            if let Some((p, _)) = p {
+                let c = key(*p);
+                items[fill[c] as usize] = i as u32;
+                fill[c] += 1;
+            }
+        }
+        Self {
+            origin: lo,
+            inv_cell,
+            cols,
+            rows,
+            starts,
+            items,
+        }
+    }
+
+    /// Calls `f` for every point within `radius` of `p` (and possibly a few more), cell by
+    /// cell. Callers must not depend on the order.
+    fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
+        let cell = |v: f64, o: f64| floor_i64((v - o) * self.inv_cell);
+        let (x0, x1) = (
+            cell(p.x - radius, self.origin.x).max(0),
+            cell(p.x + radius, self.origin.x).min(self.cols - 1),
+        );
+        let (y0, y1) = (
+            cell(p.y - radius, self.origin.y).max(0),
+            cell(p.y + radius, self.origin.y).min(self.rows - 1),
+        );
+        for y in y0..=y1 {
+            let row = (y * self.cols) as usize;
+            if x0 > x1 {
+                break;
+            }
+            let (a, b) = (
+                self.starts[row + x0 as usize] as usize,
+                self.starts[row + x1 as usize + 1] as usize,
+            );
+            for &i in &self.items[a..b] {
+                f(i as usize);
+            }
+        }
+    }
+}
+
+/// `v.floor() as i64` without the libm call the baseline x86-64 target makes for `floor`.
+fn floor_i64(v: f64) -> i64 {
+    let t = v as i64;
+    t - i64::from((t as f64) > v)
 }
 
 /// Cell size of the spawn-time agent index.
@@ -1852,6 +1978,52 @@ mod tests {
             assert!(!found.is_empty());
         }
     }
+    /// The step grid reports every point within the query radius (and each at most once),
+    /// whatever the query, including ones reaching past the occupied area and a lone far point
+    /// that forces coarser cells.
+    #[test]
+    fn agent_grid_finds_every_point_within_the_radius() {
+        let mut points: Vec<Option<(DVec2, f64)>> = (0..500)
+            .map(|i| {
+                let t = i as f64 * 0.37;
+                (i % 9 != 4).then_some((
+                    DVec2::new(50.0 + 40.0 * t.sin(), 50.0 + 30.0 * (1.3 * t).cos()),
+                    0.3,
+                ))
+            })
+            .collect();
+        for far in [None, Some(DVec2::new(5_000.0, -3_000.0))] {
+            if let Some(p) = far {
+                points.push(Some((p, 0.3)));
+            }
+            let grid = AgentGrid::build(&points, 2.0);
+            for (centre, radius) in [
+                (DVec2::new(50.0, 50.0), 3.0),
+                (DVec2::new(20.0, 70.0), 9.0),
+                (DVec2::new(-40.0, 50.0), 95.0),
+                (DVec2::new(50.0, 50.0), 1e4),
+                (DVec2::new(1e5, 1e5), 1.0),
+            ] {
+                let mut found = Vec::new();
+                grid.for_each_near(centre, radius, |i| found.push(i));
+                let mut sorted = found.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(sorted.len(), found.len(), "a point reported twice");
+                for (i, p) in points.iter().enumerate() {
+                    if let Some((q, _)) = p
+                        && (*q - centre).length() <= radius
+                    {
+                        assert!(found.contains(&i), "missed {i} for {centre} r {radius}");
+                    }
+                }
+            }
+        }
+        assert_eq!(floor_i64(-0.5), -1);
+        assert_eq!(floor_i64(-1.0), -1);
+        assert_eq!(floor_i64(2.7), 2);
+    }
+
     use crate::behaviour::Behaviour;
     use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
 
