@@ -10,7 +10,9 @@
 //! [`OVERLAP_TOLERANCE`], or an agent whose disc reaches into a static obstacle by more than it;
 //! the penetration depth is reported as its maximum over the run.
 
+pub mod bench;
 mod metrics;
+pub mod plot;
 
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +22,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::prelude::*;
 
-pub use metrics::{Metrics, OVERLAP_TOLERANCE};
+pub use metrics::{Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, geodesic_distances};
+pub use plot::{SceneView, plot_field, plot_trajectories};
 
 /// App updates allowed beyond the planner steps asked for: building the crowd and registering
 /// agents take the first updates.
@@ -77,6 +80,10 @@ pub struct RunOutput {
     pub trajectories: Vec<Sample>,
     /// The run's measurements.
     pub metrics: Metrics,
+    /// The world, its obstacles and goals, for plots.
+    pub scene: SceneView,
+    /// The first goal's global map at the end of the run, for the field plot.
+    pub field: Option<bevy_crowdfield::field::Field<f64>>,
 }
 
 /// A scenario file read and validated, or the reason it could not be.
@@ -89,6 +96,44 @@ pub fn reseed(scenario: &mut Scenario, seed: u64) {
     for region in &mut scenario.regions {
         region.seed ^= seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+}
+
+/// The app of a headless run: `MinimalPlugins`, the crowdfield plugins, one planner step per
+/// update, and the scenario spawned. Returns the app, the planner period and how many agents
+/// regions could not place.
+fn headless_app(scenario: &Scenario) -> (App, f64, usize, CrowdfieldSettings) {
+    let mut settings = CrowdfieldSettings::default();
+    scenario.apply_settings(&mut settings);
+    let period = settings.planner_period();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, CrowdfieldPlugins))
+        .insert_resource(Time::<Fixed>::from_seconds(period))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            period,
+        )))
+        .insert_resource(settings.clone());
+    let missing = {
+        let mut commands = app.world_mut().commands();
+        scenario.spawn(&mut commands, None)
+    };
+    app.world_mut().flush();
+    (app, period, missing.iter().sum(), settings)
+}
+
+/// The crowd as the plugin built it from `scenario` after its first planner step (agents
+/// registered, global maps solved), with the planner period: the common start of the
+/// side-by-side benchmark. `None` if the plugin never built it.
+pub fn initial_crowd(scenario: &Scenario) -> Option<(bevy_crowdfield::steer::Crowd, f64)> {
+    let (mut app, period, _, _) = headless_app(scenario);
+    for _ in 0..START_UP_UPDATES {
+        app.update();
+        if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd()
+            && crowd.step_count() >= 1
+        {
+            return Some((crowd.clone(), period));
+        }
+    }
+    None
 }
 
 /// Runs a scenario headless and measures it.
@@ -106,21 +151,7 @@ pub fn run_scenario_with_progress(
     if let Some(seed) = options.seed {
         reseed(&mut scenario, seed);
     }
-    let mut settings = CrowdfieldSettings::default();
-    scenario.apply_settings(&mut settings);
-    let period = settings.planner_period();
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, CrowdfieldPlugins))
-        .insert_resource(Time::<Fixed>::from_seconds(period))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            period,
-        )))
-        .insert_resource(settings);
-    let missing = {
-        let mut commands = app.world_mut().commands();
-        scenario.spawn(&mut commands, None)
-    };
-    app.world_mut().flush();
+    let (mut app, period, missing, settings) = headless_app(&scenario);
     let mut agents: Vec<Entity> = app
         .world_mut()
         .query_filtered::<Entity, With<CrowdAgent>>()
@@ -157,10 +188,32 @@ pub fn run_scenario_with_progress(
             break;
         }
     }
-    let metrics = recorder.finish(&scenario, missing.iter().sum());
+    let mut scene = SceneView {
+        min: settings.world_min.as_dvec2(),
+        max: settings.world_max.as_dvec2(),
+        ..Default::default()
+    };
+    let mut field = None;
+    if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd() {
+        recorder.survey(crowd);
+        // The last four statics are the world's bounding walls.
+        let statics = crowd.statics();
+        scene.statics = statics[..statics.len().saturating_sub(4)].to_vec();
+        let mut g = 0;
+        while let Some(goal) = crowd.goal(bevy_crowdfield::steer::GoalId(g)) {
+            scene.goals.push(goal.shape().clone());
+            if g == 0 {
+                field = Some(goal.map().clone());
+            }
+            g += 1;
+        }
+    }
+    let metrics = recorder.finish(&scenario, missing);
     RunOutput {
         trajectories,
         metrics,
+        scene,
+        field,
     }
 }
 
@@ -181,11 +234,28 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
-/// Writes `trajectories.csv` and `metrics.json` into `dir` (created if missing). Each file is
-/// written under a temporary name and renamed once both are complete, so a failed run never
-/// leaves a half-written file behind.
+/// Writes `trajectories.csv`, `metrics.json`, `trajectories.png` and (when the run had a goal)
+/// `field.png` into `dir` (created if missing). Each file is written under a temporary name and
+/// renamed once all are complete, so a failed run never leaves a half-written file behind.
 pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    let mut plots = vec![("trajectories.png", dir.join(".trajectories.partial.png"))];
+    let drawn = plot_trajectories(&plots[0].1, &output.scene, &output.trajectories);
+    let drawn = drawn.and_then(|()| match &output.field {
+        Some(map) => {
+            let tmp = dir.join(".field.partial.png");
+            let r = plot_field(&tmp, map, &output.scene);
+            plots.push(("field.png", tmp));
+            r
+        }
+        None => Ok(()),
+    });
+    if let Err(e) = drawn {
+        for (_, tmp) in &plots {
+            let _ = std::fs::remove_file(tmp);
+        }
+        return Err(std::io::Error::other(e));
+    }
     let files = [
         (
             "trajectories.csv",
@@ -203,12 +273,18 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
             for t in written {
                 let _ = std::fs::remove_file(t);
             }
+            for (_, t) in &plots {
+                let _ = std::fs::remove_file(t);
+            }
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
         }
         written.push(tmp);
     }
     for ((name, _), tmp) in files.iter().zip(&written) {
+        std::fs::rename(tmp, dir.join(name))?;
+    }
+    for (name, tmp) in &plots {
         std::fs::rename(tmp, dir.join(name))?;
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! crowdfield validate assets/scenarios/corridor.scenario.ron
 //! crowdfield run assets/scenarios/corridor.scenario.ron --until-arrived --out out/corridor
 //! crowdfield run assets/scenarios/park.scenario.ron --steps 300 --seed 7 --out out/park
+//! crowdfield bench assets/scenarios/crossing.scenario.ron assets/scenarios/forest.scenario.ron
 //! ```
 //!
 //! Exit status: 0 on success, 1 when a run's outputs cannot be written, 2 when the scenario
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use crowdfield_cli::bench::{BenchRow, bench_scenario, markdown};
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -34,7 +36,22 @@ enum Command {
         /// A `.scenario.ron` or `.scenario.json` file.
         scenario: PathBuf,
     },
-    /// Run a scenario through the plugin and write trajectories.csv and metrics.json.
+    /// Steer the same scenarios with crowdfield, ORCA (dodgy_2d) and a seek baseline; write
+    /// bench.md and bench.json.
+    Bench {
+        /// Scenario files (default: the shipped comparison set).
+        scenarios: Vec<PathBuf>,
+        /// Planner steps at most per scenario and steering.
+        #[arg(long, default_value_t = 2_000)]
+        max_steps: u64,
+        /// Threads for every steering (the same pool).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Where to write the tables.
+        #[arg(long, default_value = "out/bench")]
+        out: PathBuf,
+    },
+    /// Run a scenario through the plugin and write trajectories.csv, metrics.json and plots.
     Run {
         /// A `.scenario.ron` or `.scenario.json` file.
         scenario: PathBuf,
@@ -56,8 +73,77 @@ enum Command {
     },
 }
 
+/// The scenarios `bench` runs when none are named.
+const BENCH_SET: [&str; 9] = [
+    "oncoming",
+    "overtake",
+    "crossing",
+    "four-way-confusion",
+    "doorway-two-way",
+    "bottleneck",
+    "hallway-two-way",
+    "concentric-circles-250",
+    "forest",
+];
+
+fn bench(scenarios: Vec<PathBuf>, max_steps: u64, threads: usize, out: PathBuf) -> ExitCode {
+    let paths: Vec<PathBuf> = if scenarios.is_empty() {
+        BENCH_SET
+            .iter()
+            .map(|n| PathBuf::from(format!("assets/scenarios/{n}.scenario.ron")))
+            .collect()
+    } else {
+        scenarios
+    };
+    let mut loaded = Vec::new();
+    for path in &paths {
+        match load(path) {
+            Ok(s) => loaded.push(s),
+            Err(e) => {
+                eprintln!("{}:{e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let bar = ProgressBar::new(loaded.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows: Vec<BenchRow> = Vec::new();
+    for s in &loaded {
+        bar.set_message(s.name.clone());
+        rows.extend(bench_scenario(s, max_steps, threads));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let table = markdown(&rows);
+    print!("{table}");
+    let json = match serde_json::to_string_pretty(&rows) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let written = std::fs::create_dir_all(&out)
+        .and_then(|()| std::fs::write(out.join("bench.md"), &table))
+        .and_then(|()| std::fs::write(out.join("bench.json"), json));
+    if let Err(e) = written {
+        eprintln!("could not write to {}: {e}", out.display());
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Bench {
+            scenarios,
+            max_steps,
+            threads,
+            out,
+        } => bench(scenarios, max_steps, threads, out),
         Command::Validate { scenario } => match load(&scenario) {
             Ok(s) => {
                 let agents: usize =

@@ -1,13 +1,23 @@
-//! Crowd measurements taken after every planner step: arrivals and time to goal, path length,
-//! agent–agent and agent–wall overlaps with their deepest penetration, planner time.
+//! Crowd measurements taken after every planner step: arrivals and time to goal, path length
+//! and its ratio to the shortest obstacle-free path, SteerSuite's PLE effort, agent–agent and
+//! agent–wall overlaps with their deepest penetration, planner time, and the quality of the
+//! global maps (residual, interior local minima).
 
 use std::collections::HashMap;
 
 use bevy::prelude::*;
+use bevy_crowdfield::field::{Bias, CellKind, Field, GridGeometry};
 use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::steer::{Crowd, GoalId};
 use serde::Serialize;
 
 use crate::Sample;
+
+/// SteerSuite's PLE effort rate per kilogram: e_s + e_w·|v|² with e_s = 2.23 J/(kg·s) and
+/// e_w = 1.26 J·s/(kg·m²) (anchors §C.1), for an agent of mass 1.
+pub const PLE_STANDING: f64 = 2.23;
+/// See [`PLE_STANDING`].
+pub const PLE_WALKING: f64 = 1.26;
 
 /// Penetration (metres) below which touching discs do not count as an overlap: the collision
 /// guard keeps agents at contact, and contact in floating point can read as a few nanometres.
@@ -38,6 +48,13 @@ pub struct Metrics {
     pub time_to_goal_max_s: Option<f64>,
     /// Mean length walked per agent.
     pub path_length_mean_m: f64,
+    /// Mean over arrived agents of the length walked divided by the shortest obstacle-free
+    /// path through the same goals (geodesic on the global grid, 8-connected, no corner
+    /// cutting); 1 is optimal.
+    pub path_length_ratio_mean: Option<f64>,
+    /// Mean over agents of SteerSuite's PLE effort Σ (e_s + e_w·|v|²)·Δt until arrival
+    /// (joules per kilogram).
+    pub effort_mean: f64,
     /// Agent pairs whose discs overlapped, summed over steps.
     pub agent_overlaps: usize,
     /// Deepest agent–agent penetration.
@@ -50,6 +67,16 @@ pub struct Metrics {
     pub planner_ms_mean: f64,
     /// Longest planner step.
     pub planner_ms_max: f64,
+    /// Agents planning per second of planner time, steps after the first (whose time goes
+    /// mostly to solving the global maps).
+    pub agent_steps_per_s: Option<f64>,
+    /// Largest residual of a global map at the end (the largest change a Jacobi update would
+    /// make to a free cell).
+    pub field_residual_max: f64,
+    /// Interior local minima summed over the global maps at the end, counting only those
+    /// deeper than their map's residual (0 for a correct solve: in regions where p is within
+    /// round-off of 1, cells a few ulps below their neighbours are solver noise, not minima).
+    pub field_local_minima: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -58,6 +85,10 @@ struct Track {
     walked: f64,
     arrived_at: Option<u64>,
     rejected: bool,
+    effort: f64,
+    /// Where each leg (one goal of the queue) started and its goal.
+    legs: Vec<(DVec2, GoalId)>,
+    goal_index: Option<usize>,
 }
 
 /// Collects the measurements step by step.
@@ -71,6 +102,12 @@ pub(crate) struct Recorder {
     wall_overlaps: usize,
     wall_overlap_max: f64,
     planner_ms: Vec<f64>,
+    /// Agents still walking after each step.
+    walking: Vec<usize>,
+    /// Shortest-path distance fields of the goals met so far, with their grids.
+    geodesics: HashMap<GoalId, (GridGeometry, Vec<f64>)>,
+    field_residual_max: f64,
+    field_local_minima: usize,
 }
 
 impl Recorder {
@@ -85,6 +122,10 @@ impl Recorder {
             wall_overlaps: 0,
             wall_overlap_max: 0.0,
             planner_ms: Vec::new(),
+            walking: Vec::new(),
+            geodesics: HashMap::new(),
+            field_residual_max: 0.0,
+            field_local_minima: 0,
         }
     }
 
@@ -136,6 +177,20 @@ impl Recorder {
             };
             let p = agent.position();
             let at = p.as_vec2();
+            let previous = track.last.map_or(agent.params().position, |l| l.as_dvec2());
+            let speed = (p - previous).length() / self.period;
+            track.effort += (PLE_STANDING + PLE_WALKING * speed * speed) * self.period;
+            if track.goal_index != Some(agent.goal_index()) {
+                let start = if track.goal_index.is_none() {
+                    agent.params().position
+                } else {
+                    previous
+                };
+                if let Some(goal) = agent.params().goals.get(agent.goal_index()) {
+                    track.legs.push((start, *goal));
+                }
+                track.goal_index = Some(agent.goal_index());
+            }
             if let Some(last) = track.last {
                 track.walked += last.distance(at) as f64;
             }
@@ -149,6 +204,7 @@ impl Recorder {
             });
         }
         self.measure_overlaps(&discs, crowd.statics());
+        self.walking.push(walking);
         walking
     }
 
@@ -190,6 +246,42 @@ impl Recorder {
         }
     }
 
+    /// Measures the global maps and the shortest paths once the run is over.
+    pub(crate) fn survey(&mut self, crowd: &Crowd) {
+        let mut goal = 0;
+        while let Some(g) = crowd.goal(GoalId(goal)) {
+            let map = g.map();
+            let residual = map.residual(&Bias::HARMONIC);
+            self.field_residual_max = self.field_residual_max.max(residual);
+            self.field_local_minima += deep_minima(map, residual);
+            goal += 1;
+        }
+        for track in &self.tracks {
+            for (_, goal) in &track.legs {
+                if let Some(g) = crowd.goal(*goal) {
+                    self.geodesics
+                        .entry(*goal)
+                        .or_insert_with(|| (*g.map().geometry(), geodesic_distances(g.map())));
+                }
+            }
+        }
+    }
+
+    /// The shortest obstacle-free length of `track`'s legs, if every leg's start is connected
+    /// to its goal.
+    fn shortest(&self, track: &Track) -> Option<f64> {
+        let mut total = 0.0;
+        for (start, goal) in &track.legs {
+            let (geometry, distances) = self.geodesics.get(goal)?;
+            let c = geometry.world_to_cell(*start);
+            if !geometry.contains_cell(c) {
+                return None;
+            }
+            total += distances[geometry.index(c.x as usize, c.y as usize)];
+        }
+        (total.is_finite() && total > 0.0).then_some(total)
+    }
+
     pub(crate) fn finish(self, scenario: &Scenario, not_placed: usize) -> Metrics {
         let asked = scenario.agents.len() + scenario.regions.iter().map(|r| r.count).sum::<usize>();
         let times: Vec<f64> = self
@@ -201,6 +293,18 @@ impl Recorder {
         let placed = asked.saturating_sub(not_placed);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let walked: Vec<f64> = self.tracks.iter().map(|t| t.walked).collect();
+        let ratios: Vec<f64> = self
+            .tracks
+            .iter()
+            .filter(|t| t.arrived_at.is_some())
+            .filter_map(|t| self.shortest(t).map(|s| t.walked / s))
+            .collect();
+        let efforts: Vec<f64> = self
+            .tracks
+            .iter()
+            .filter(|t| !t.rejected)
+            .map(|t| t.effort)
+            .collect();
         Metrics {
             scenario: scenario.name.clone(),
             steps: self.steps,
@@ -217,12 +321,98 @@ impl Recorder {
             time_to_goal_mean_s: mean(&times),
             time_to_goal_max_s: times.iter().copied().reduce(f64::max),
             path_length_mean_m: mean(&walked).unwrap_or(0.0),
+            path_length_ratio_mean: mean(&ratios),
+            effort_mean: mean(&efforts).unwrap_or(0.0),
             agent_overlaps: self.agent_overlaps,
             agent_overlap_max_m: self.agent_overlap_max,
             wall_overlaps: self.wall_overlaps,
             wall_overlap_max_m: self.wall_overlap_max,
             planner_ms_mean: mean(&self.planner_ms).unwrap_or(0.0),
             planner_ms_max: self.planner_ms.iter().copied().fold(0.0, f64::max),
+            agent_steps_per_s: {
+                // Agents that planned in step k are those walking after step k − 1.
+                let planned: usize = self.walking.iter().rev().skip(1).sum();
+                let seconds: f64 = self.planner_ms.iter().skip(1).sum::<f64>() * 1e-3;
+                (seconds > 0.0 && planned > 0).then(|| planned as f64 / seconds)
+            },
+            field_residual_max: self.field_residual_max,
+            field_local_minima: self.field_local_minima,
         }
     }
+}
+
+/// Shortest obstacle-free distance (metres) from every cell of `map` to its goal cells: Dijkstra
+/// over free and goal cells, 8-connected, diagonal steps only where both side cells are open (no
+/// corner cutting). Cells with no route get infinity.
+pub fn geodesic_distances(map: &Field<f64>) -> Vec<f64> {
+    let g = map.geometry();
+    let (w, h) = (g.width() as i64, g.height() as i64);
+    let open = |x: i64, y: i64| {
+        x >= 0
+            && y >= 0
+            && x < w
+            && y < h
+            && matches!(
+                map.kind(x as usize, y as usize),
+                Some(CellKind::Free | CellKind::Goal)
+            )
+    };
+    // Costs in micrometres: exact integers for the search, metres in the result.
+    let unit = (g.cell_size() * 1e6).round() as u64;
+    let diagonal = (g.cell_size() * std::f64::consts::SQRT_2 * 1e6).round() as u64;
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    enum Node {
+        Source,
+        Cell(i64, i64),
+    }
+    let goals: Vec<Node> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| map.kind(x as usize, y as usize) == Some(CellKind::Goal))
+        .map(|(x, y)| Node::Cell(x, y))
+        .collect();
+    let reached = pathfinding::prelude::dijkstra_all(&Node::Source, |node| match *node {
+        Node::Source => goals.iter().map(|n| (*n, 0)).collect::<Vec<_>>(),
+        Node::Cell(x, y) => {
+            let mut next = Vec::with_capacity(8);
+            for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                if open(x + dx, y + dy) {
+                    next.push((Node::Cell(x + dx, y + dy), unit));
+                }
+            }
+            for (dx, dy) in [(1, 1), (1, -1), (-1, 1), (-1, -1)] {
+                if open(x + dx, y + dy) && open(x + dx, y) && open(x, y + dy) {
+                    next.push((Node::Cell(x + dx, y + dy), diagonal));
+                }
+            }
+            next
+        }
+    });
+    let mut out = vec![f64::INFINITY; (w * h) as usize];
+    for n in &goals {
+        if let Node::Cell(x, y) = n {
+            out[(y * w + x) as usize] = 0.0;
+        }
+    }
+    for (node, (_, cost)) in reached {
+        if let Node::Cell(x, y) = node {
+            out[(y * w + x) as usize] = cost as f64 * 1e-6;
+        }
+    }
+    out
+}
+
+/// Interior local minima of `map` lying more than `tolerance` below every 4-neighbour.
+fn deep_minima(map: &Field<f64>, tolerance: f64) -> usize {
+    map.interior_local_minima()
+        .into_iter()
+        .filter(|&(x, y)| {
+            let p = map.potential(x, y).unwrap_or(1.0);
+            [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)]
+                .into_iter()
+                .filter_map(|(dx, dy)| {
+                    map.potential((x as i64 + dx) as usize, (y as i64 + dy) as usize)
+                })
+                .all(|q| q - p > tolerance)
+        })
+        .count()
 }

@@ -1,0 +1,515 @@
+//! Side-by-side benchmark (issue 6): the same scenarios steered by crowdfield (through the real
+//! plugin), by ORCA (the `dodgy_2d` crate, RVO2's algorithm) and by a plain seek-the-gradient
+//! baseline, on the same thread pool.
+//!
+//! All three start from the agents the plugin registered (positions, radii, speeds, goal
+//! queues) and take their preferred direction from the same harmonic global maps (with the same
+//! sub-goal stacks against flat regions), so the comparison is about local steering: ORCA turns
+//! the preferred velocity into a collision-avoiding one (neighbours within 5 m, at most 10,
+//! time horizons 3 s for agents and 1 s for obstacles, obstacle margin the agent's radius);
+//! the seek baseline walks the preferred velocity as it is. They step at the planner rate of
+//! the scenario (one footstep per agent per step) and arrive by the same rule (within the
+//! arrival radius of the goal region or on one of its cells).
+//!
+//! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
+//! (all phases), for ORCA and seek the preferred velocity, the neighbour query, the velocity
+//! computation and the move. The first step (global maps solved) is left out.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use bevy::math::DVec2;
+use bevy_crowdfield::field::{CellKind, SubgoalStack};
+use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::steer::{ArrivalAction, Crowd, GoalId};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::metrics::geodesic_distances;
+use crate::plot::outlines;
+use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
+
+/// Who steers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Steering {
+    /// This project: per-agent BVP local maps through the plugin.
+    Crowdfield,
+    /// ORCA (`dodgy_2d`).
+    Orca,
+    /// Walk the global map's descent, no avoidance.
+    Seek,
+}
+
+/// One scenario steered one way.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Who steered.
+    pub steering: Steering,
+    /// Agents placed.
+    pub agents: usize,
+    /// Steps run.
+    pub steps: u64,
+    /// Agent-steps of steering per second of wall time (first step excluded).
+    pub agent_steps_per_s: f64,
+    /// Fraction of agents that reached their last goal.
+    pub arrival_fraction: f64,
+    /// Agent pairs overlapping by more than [`OVERLAP_TOLERANCE`], summed over steps.
+    pub agent_overlaps: usize,
+    /// Deepest agent–agent penetration, metres.
+    pub agent_overlap_max_m: f64,
+    /// Agents reaching into a static obstacle, summed over steps.
+    pub wall_overlaps: usize,
+    /// Mean walked length over the shortest obstacle-free path, over arrived agents.
+    pub path_length_ratio: Option<f64>,
+}
+
+/// Runs `scenario` three ways, at most `max_steps` planner steps each, on `threads` threads.
+pub fn bench_scenario(scenario: &Scenario, max_steps: u64, threads: usize) -> Vec<BenchRow> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .expect("a thread pool");
+    pool.install(|| {
+        let output = run_scenario(
+            scenario,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps },
+                seed: None,
+            },
+        );
+        let m = &output.metrics;
+        let mut rows = vec![BenchRow {
+            scenario: scenario.name.clone(),
+            steering: Steering::Crowdfield,
+            agents: m.agents - m.not_placed,
+            steps: m.steps,
+            agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
+            arrival_fraction: m.arrival_fraction,
+            agent_overlaps: m.agent_overlaps,
+            agent_overlap_max_m: m.agent_overlap_max_m,
+            wall_overlaps: m.wall_overlaps,
+            path_length_ratio: m.path_length_ratio_mean,
+        }];
+        if let Some((crowd, period)) = crate::initial_crowd(scenario) {
+            for steering in [Steering::Orca, Steering::Seek] {
+                let mut sim = Baseline::new(&crowd, period, steering);
+                rows.push(sim.run(&scenario.name, max_steps));
+            }
+        }
+        rows
+    })
+}
+
+/// One agent of a baseline run.
+#[derive(Clone)]
+struct Walker {
+    position: DVec2,
+    velocity: DVec2,
+    radius: f64,
+    max_speed: f64,
+    goals: Vec<GoalId>,
+    goal_index: usize,
+    arrival_radius: f64,
+    leaves: bool,
+    /// `None` while walking; the step it arrived at after.
+    arrived: Option<u64>,
+    gone: bool,
+    subgoals: SubgoalStack,
+    walked: f64,
+    /// Start of each leg and its goal, for the path-length ratio.
+    legs: Vec<(DVec2, GoalId)>,
+}
+
+/// ORCA or seek over the crowd's agents and maps.
+struct Baseline<'a> {
+    crowd: &'a Crowd,
+    steering: Steering,
+    walkers: Vec<Walker>,
+    obstacles: Vec<(dodgy_2d::Obstacle, (DVec2, DVec2))>,
+    period: f64,
+}
+
+fn v2(p: DVec2) -> dodgy_2d::Vec2 {
+    dodgy_2d::Vec2::new(p.x as f32, p.y as f32)
+}
+
+impl<'a> Baseline<'a> {
+    fn new(crowd: &'a Crowd, period: f64, steering: Steering) -> Self {
+        let walkers = crowd
+            .agents()
+            .map(|(_, a)| {
+                let p = a.params();
+                Walker {
+                    position: p.position,
+                    velocity: DVec2::ZERO,
+                    radius: p.radius,
+                    max_speed: p.max_step / period,
+                    goals: p.goals.clone(),
+                    goal_index: 0,
+                    arrival_radius: p.arrival_radius,
+                    leaves: p.on_arrival == ArrivalAction::Despawn,
+                    arrived: p.goals.is_empty().then_some(0),
+                    gone: false,
+                    subgoals: SubgoalStack::new(),
+                    walked: 0.0,
+                    legs: p
+                        .goals
+                        .first()
+                        .map(|g| (p.position, *g))
+                        .into_iter()
+                        .collect(),
+                }
+            })
+            .collect();
+        let obstacles = crowd
+            .statics()
+            .iter()
+            .flat_map(outlines)
+            .filter(|o| o.len() >= 3)
+            .map(|mut o| {
+                // Counter-clockwise keeps agents out (dodgy's convention).
+                let area: f64 = (0..o.len())
+                    .map(|i| o[i].perp_dot(o[(i + 1) % o.len()]))
+                    .sum();
+                if area < 0.0 {
+                    o.reverse();
+                }
+                let lo = o.iter().copied().fold(DVec2::INFINITY, DVec2::min);
+                let hi = o.iter().copied().fold(DVec2::NEG_INFINITY, DVec2::max);
+                (
+                    dodgy_2d::Obstacle::Closed {
+                        vertices: o.into_iter().map(v2).collect(),
+                    },
+                    (lo, hi),
+                )
+            })
+            .collect();
+        Self {
+            crowd,
+            steering,
+            walkers,
+            obstacles,
+            period,
+        }
+    }
+
+    fn run(&mut self, scenario: &str, max_steps: u64) -> BenchRow {
+        let mut seconds = 0.0;
+        let mut agent_steps = 0u64;
+        let (mut overlaps, mut overlap_max, mut wall_overlaps) = (0usize, 0.0f64, 0usize);
+        let mut steps = 0;
+        for step in 1..=max_steps {
+            let walking = self.walkers.iter().filter(|w| w.arrived.is_none()).count();
+            if walking == 0 {
+                break;
+            }
+            let start = Instant::now();
+            self.step(step);
+            if step > 1 {
+                seconds += start.elapsed().as_secs_f64();
+                agent_steps += walking as u64;
+            }
+            steps = step;
+            let (n, deepest, walls) = self.overlaps();
+            overlaps += n;
+            overlap_max = overlap_max.max(deepest);
+            wall_overlaps += walls;
+        }
+        let arrived = self.walkers.iter().filter(|w| w.arrived.is_some()).count();
+        let ratios: Vec<f64> = self.path_ratios();
+        BenchRow {
+            scenario: scenario.to_string(),
+            steering: self.steering,
+            agents: self.walkers.len(),
+            steps,
+            agent_steps_per_s: if seconds > 0.0 {
+                agent_steps as f64 / seconds
+            } else {
+                0.0
+            },
+            arrival_fraction: arrived as f64 / self.walkers.len().max(1) as f64,
+            agent_overlaps: overlaps,
+            agent_overlap_max_m: overlap_max,
+            wall_overlaps,
+            path_length_ratio: (!ratios.is_empty())
+                .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
+        }
+    }
+
+    /// One step for every walker from the same snapshot, then arrivals.
+    fn step(&mut self, step: u64) {
+        let crowd = self.crowd;
+        let snapshot: Vec<(DVec2, DVec2, f64, bool)> = self
+            .walkers
+            .iter()
+            .map(|w| (w.position, w.velocity, w.radius, w.gone))
+            .collect();
+        let grid = Grid::build(&snapshot, 5.0);
+        let period = self.period;
+        let steering = self.steering;
+        let obstacles = &self.obstacles;
+        self.walkers.par_iter_mut().enumerate().for_each(|(i, w)| {
+            if w.arrived.is_some() {
+                w.velocity = DVec2::ZERO;
+                return;
+            }
+            let goal = crowd.goal(w.goals[w.goal_index]).expect("known goal");
+            let dir = w
+                .subgoals
+                .descent(goal.map(), w.position)
+                .ok()
+                .and_then(|d| d.try_normalize())
+                .unwrap_or(DVec2::ZERO);
+            let preferred = dir * w.max_speed;
+            w.velocity = match steering {
+                Steering::Seek | Steering::Crowdfield => preferred,
+                Steering::Orca => orca(i, w, preferred, &snapshot, &grid, obstacles, period),
+            };
+        });
+        for w in &mut self.walkers {
+            if w.arrived.is_some() {
+                continue;
+            }
+            let next = w.position + w.velocity * period;
+            w.walked += (next - w.position).length();
+            w.position = next;
+            let goal = crowd.goal(w.goals[w.goal_index]).expect("known goal");
+            let map = goal.map();
+            let cell = map.geometry().world_to_cell(w.position);
+            let on_goal = map.geometry().contains_cell(cell)
+                && map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
+            let near = goal
+                .shape()
+                .distance(w.position)
+                .is_ok_and(|d| d <= w.arrival_radius);
+            if on_goal || near {
+                w.subgoals.clear();
+                if w.goal_index + 1 < w.goals.len() {
+                    w.goal_index += 1;
+                    w.legs.push((w.position, w.goals[w.goal_index]));
+                } else {
+                    w.arrived = Some(step);
+                    w.velocity = DVec2::ZERO;
+                    w.gone = w.leaves;
+                }
+            }
+        }
+    }
+
+    /// Pairs overlapping, the deepest overlap, walkers reaching into walls.
+    fn overlaps(&self) -> (usize, f64, usize) {
+        let present: Vec<(DVec2, DVec2, f64, bool)> = self
+            .walkers
+            .iter()
+            .map(|w| (w.position, w.velocity, w.radius, w.gone))
+            .collect();
+        let grid = Grid::build(&present, 1.0);
+        let (mut n, mut deepest, mut walls) = (0, 0.0f64, 0);
+        for (i, (p, _, r, gone)) in present.iter().enumerate() {
+            if *gone {
+                continue;
+            }
+            grid.for_each_near(*p, 2.0 * r + 0.5, |j| {
+                let (q, _, s, _) = present[j];
+                if j > i {
+                    let depth = r + s - (*p - q).length();
+                    if depth > OVERLAP_TOLERANCE {
+                        n += 1;
+                        deepest = deepest.max(depth);
+                    }
+                }
+            });
+            if self
+                .crowd
+                .statics()
+                .iter()
+                .any(|s| s.distance(*p).is_ok_and(|d| r - d > OVERLAP_TOLERANCE))
+            {
+                walls += 1;
+            }
+        }
+        (n, deepest, walls)
+    }
+
+    fn path_ratios(&self) -> Vec<f64> {
+        let mut fields = std::collections::HashMap::new();
+        self.walkers
+            .iter()
+            .filter(|w| w.arrived.is_some() && !w.legs.is_empty())
+            .filter_map(|w| {
+                let mut shortest = 0.0;
+                for (start, goal) in &w.legs {
+                    let map = self.crowd.goal(*goal)?.map();
+                    let d = fields
+                        .entry(*goal)
+                        .or_insert_with(|| geodesic_distances(map));
+                    let g = map.geometry();
+                    let c = g.world_to_cell(*start);
+                    if !g.contains_cell(c) {
+                        return None;
+                    }
+                    shortest += d[g.index(c.x as usize, c.y as usize)];
+                }
+                (shortest.is_finite() && shortest > 0.0).then(|| w.walked / shortest)
+            })
+            .collect()
+    }
+}
+
+/// ORCA's velocity for walker `i`: its 10 nearest neighbours within 5 m and the obstacles
+/// within reach of one obstacle horizon.
+fn orca(
+    i: usize,
+    w: &Walker,
+    preferred: DVec2,
+    snapshot: &[(DVec2, DVec2, f64, bool)],
+    grid: &Grid,
+    obstacles: &[(dodgy_2d::Obstacle, (DVec2, DVec2))],
+    period: f64,
+) -> DVec2 {
+    const NEIGHBOUR_DIST: f64 = 5.0;
+    const MAX_NEIGHBOURS: usize = 10;
+    const TIME_HORIZON: f32 = 3.0;
+    const OBSTACLE_HORIZON: f32 = 1.0;
+    let mut near: Vec<(f64, usize)> = Vec::new();
+    grid.for_each_near(w.position, NEIGHBOUR_DIST, |j| {
+        let (q, _, _, gone) = snapshot[j];
+        let d = (q - w.position).length_squared();
+        if j != i && !gone && d <= NEIGHBOUR_DIST * NEIGHBOUR_DIST {
+            near.push((d, j));
+        }
+    });
+    near.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    near.truncate(MAX_NEIGHBOURS);
+    let agent = |(p, v, r, _): (DVec2, DVec2, f64, bool)| dodgy_2d::Agent {
+        position: v2(p),
+        velocity: v2(v),
+        radius: r as f32,
+        avoidance_responsibility: 1.0,
+    };
+    let me = agent(snapshot[i]);
+    let neighbours: Vec<Cow<'_, dodgy_2d::Agent>> = near
+        .iter()
+        .map(|(_, j)| Cow::Owned(agent(snapshot[*j])))
+        .collect();
+    let reach = w.max_speed * OBSTACLE_HORIZON as f64 + w.radius + 1.0;
+    let close: Vec<Cow<'_, dodgy_2d::Obstacle>> = obstacles
+        .iter()
+        .filter(|(_, (lo, hi))| (w.position - w.position.clamp(*lo, *hi)).length() <= reach)
+        .map(|(o, _)| Cow::Borrowed(o))
+        .collect();
+    let v = me.compute_avoiding_velocity(
+        &neighbours,
+        &close,
+        v2(preferred),
+        w.max_speed as f32,
+        period as f32,
+        &dodgy_2d::AvoidanceOptions {
+            obstacle_margin: w.radius as f32,
+            time_horizon: TIME_HORIZON,
+            obstacle_time_horizon: OBSTACLE_HORIZON,
+        },
+    );
+    DVec2::new(v.x as f64, v.y as f64)
+}
+
+/// Walkers bucketed on a uniform grid (a counting sort by cell).
+struct Grid {
+    origin: DVec2,
+    cell: f64,
+    cols: i64,
+    rows: i64,
+    starts: Vec<usize>,
+    items: Vec<usize>,
+}
+
+impl Grid {
+    fn build(points: &[(DVec2, DVec2, f64, bool)], cell: f64) -> Self {
+        let live = points.iter().filter(|p| !p.3);
+        let lo = live.clone().fold(DVec2::INFINITY, |a, p| a.min(p.0));
+        let hi = live.fold(DVec2::NEG_INFINITY, |a, p| a.max(p.0));
+        let (lo, hi) = if lo.x > hi.x {
+            (DVec2::ZERO, DVec2::ZERO)
+        } else {
+            (lo, hi)
+        };
+        let cols = ((hi.x - lo.x) / cell) as i64 + 1;
+        let rows = ((hi.y - lo.y) / cell) as i64 + 1;
+        let key = |p: DVec2| {
+            let x = (((p.x - lo.x) / cell) as i64).clamp(0, cols - 1);
+            let y = (((p.y - lo.y) / cell) as i64).clamp(0, rows - 1);
+            (y * cols + x) as usize
+        };
+        let mut starts = vec![0usize; (cols * rows) as usize + 1];
+        for p in points.iter().filter(|p| !p.3) {
+            starts[key(p.0) + 1] += 1;
+        }
+        for c in 1..starts.len() {
+            starts[c] += starts[c - 1];
+        }
+        let mut fill = starts.clone();
+        let mut items = vec![0usize; starts[starts.len() - 1]];
+        for (i, p) in points.iter().enumerate().filter(|(_, p)| !p.3) {
+            let c = key(p.0);
+            items[fill[c]] = i;
+            fill[c] += 1;
+        }
+        Self {
+            origin: lo,
+            cell,
+            cols,
+            rows,
+            starts,
+            items,
+        }
+    }
+
+    fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
+        let at = |v: f64, o: f64| ((v - o) / self.cell).floor() as i64;
+        let (x0, x1) = (
+            at(p.x - radius, self.origin.x).max(0),
+            at(p.x + radius, self.origin.x).min(self.cols - 1),
+        );
+        let (y0, y1) = (
+            at(p.y - radius, self.origin.y).max(0),
+            at(p.y + radius, self.origin.y).min(self.rows - 1),
+        );
+        if x0 > x1 {
+            return;
+        }
+        for y in y0..=y1 {
+            let row = (y * self.cols) as usize;
+            for &i in
+                &self.items[self.starts[row + x0 as usize]..self.starts[row + x1 as usize + 1]]
+            {
+                f(i);
+            }
+        }
+    }
+}
+
+/// The rows as a Markdown table.
+pub fn markdown(rows: &[BenchRow]) -> String {
+    let mut out = String::from(
+        "| scenario | steering | agents | steps | agent-steps/s | arrived | agent overlaps (max m) | wall overlaps | path ratio |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {:?} | {} | {} | {:.0} | {:.0} % | {} ({:.3}) | {} | {} |\n",
+            r.scenario,
+            r.steering,
+            r.agents,
+            r.steps,
+            r.agent_steps_per_s,
+            100.0 * r.arrival_fraction,
+            r.agent_overlaps,
+            r.agent_overlap_max_m,
+            r.wall_overlaps,
+            r.path_length_ratio
+                .map_or("–".to_string(), |v| format!("{v:.2}")),
+        ));
+    }
+    out
+}

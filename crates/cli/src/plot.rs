@@ -1,0 +1,247 @@
+//! PNG plots of a run: the agents' trajectories over the obstacles, and a global map as a heat
+//! map. plotters draws into an RGB buffer, which the `png` crate encodes.
+//!
+//! The plots carry no text: plotters draws text through system font libraries, which this
+//! workspace keeps out of its build. Colours and the README's captions carry the meaning.
+
+use std::path::Path;
+
+use bevy::math::DVec2;
+use bevy_crowdfield::field::{CellKind, Field, Shape};
+use plotters::prelude::*;
+
+use crate::Sample;
+
+/// What a plot draws besides the data: the world rectangle, its static obstacles and the goals.
+#[derive(Debug, Clone, Default)]
+pub struct SceneView {
+    /// Lower-left corner of the world.
+    pub min: DVec2,
+    /// Upper-right corner of the world.
+    pub max: DVec2,
+    /// Static obstacles (the world's bounding walls excluded).
+    pub statics: Vec<Shape>,
+    /// Goal regions.
+    pub goals: Vec<Shape>,
+}
+
+/// Why a plot could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("plot {path}: {message}")]
+pub struct PlotError {
+    path: String,
+    message: String,
+}
+
+impl PlotError {
+    fn new(path: &Path, e: impl std::fmt::Display) -> Self {
+        Self {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Encodes an RGB buffer of `size` as a PNG file.
+fn write_png(path: &Path, size: (u32, u32), rgb: &[u8]) -> Result<(), PlotError> {
+    let file = std::fs::File::create(path).map_err(|e| PlotError::new(path, e))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), size.0, size.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder
+        .write_header()
+        .map_err(|e| PlotError::new(path, e))?;
+    writer
+        .write_image_data(rgb)
+        .map_err(|e| PlotError::new(path, e))?;
+    writer.finish().map_err(|e| PlotError::new(path, e))
+}
+
+/// Pixel size for a world of `extent`: 1,200 px on the long side.
+fn canvas(extent: DVec2) -> (u32, u32) {
+    let long = 1_200.0;
+    let scale = long / extent.x.max(extent.y).max(1e-9);
+    let size = |v: f64| ((v * scale).round() as u32).clamp(120, 1_200) + 20;
+    (size(extent.x), size(extent.y))
+}
+
+/// Corners of `shape` as closed outlines (discs as 48-gons, thick segments as boxes).
+pub fn outlines(shape: &Shape) -> Vec<Vec<DVec2>> {
+    let thick = |a: DVec2, b: DVec2, t: f64| {
+        let n = (b - a).try_normalize().unwrap_or(DVec2::X).perp() * (t * 0.5);
+        vec![a + n, b + n, b - n, a - n]
+    };
+    match shape {
+        Shape::Disc { centre, radius } => vec![
+            (0..48)
+                .map(|k| {
+                    *centre + DVec2::from_angle(std::f64::consts::TAU * k as f64 / 48.0) * *radius
+                })
+                .collect(),
+        ],
+        Shape::Aabb { min, max } => vec![vec![
+            *min,
+            DVec2::new(max.x, min.y),
+            *max,
+            DVec2::new(min.x, max.y),
+        ]],
+        Shape::RotatedBox {
+            centre,
+            half_extents,
+            angle,
+        } => {
+            let r = DVec2::from_angle(*angle);
+            vec![
+                [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+                    .into_iter()
+                    .map(|(sx, sy)| *centre + r.rotate(DVec2::new(sx, sy) * *half_extents))
+                    .collect(),
+            ]
+        }
+        Shape::Polygon(points) => vec![points.clone()],
+        Shape::Segment { a, b, thickness } => vec![thick(*a, *b, *thickness)],
+        Shape::Polyline { points, thickness } => points
+            .windows(2)
+            .map(|w| thick(w[0], w[1], *thickness))
+            .collect(),
+    }
+}
+
+fn pt(p: DVec2) -> (f64, f64) {
+    (p.x, p.y)
+}
+
+/// Writes the trajectories over the obstacles (grey) and goals (green) as a PNG: one colour per
+/// agent, a dot where it started.
+pub fn plot_trajectories(
+    path: &Path,
+    view: &SceneView,
+    samples: &[Sample],
+) -> Result<(), PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError::new(path, e);
+    let size = canvas(view.max - view.min);
+    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .build_cartesian_2d(view.min.x..view.max.x, view.min.y..view.max.y)
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(view.goals.iter().flat_map(outlines).map(|o| {
+                Polygon::new(
+                    o.into_iter().map(pt).collect::<Vec<_>>(),
+                    RGBColor(150, 220, 150).filled(),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(view.statics.iter().flat_map(outlines).map(|o| {
+                Polygon::new(
+                    o.into_iter().map(pt).collect::<Vec<_>>(),
+                    RGBColor(110, 110, 110).filled(),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        let agents = samples.iter().map(|s| s.agent + 1).max().unwrap_or(0);
+        let mut paths: Vec<Vec<(f64, f64)>> = vec![Vec::new(); agents];
+        for s in samples {
+            paths[s.agent].push((s.position.x as f64, s.position.y as f64));
+        }
+        for (k, path_k) in paths.iter().enumerate() {
+            let colour = HSLColor((k as f64 * 0.618_034).fract(), 0.75, 0.42);
+            chart
+                .draw_series(LineSeries::new(
+                    path_k.iter().copied(),
+                    colour.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            if let Some(first) = path_k.first() {
+                chart
+                    .draw_series([Circle::new(*first, 3, colour.filled())])
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        chart
+            .draw_series([Rectangle::new(
+                [pt(view.min), pt(view.max)],
+                BLACK.stroke_width(1),
+            )])
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_png(path, size, &rgb)
+}
+
+/// A dark-purple → teal → yellow ramp for t in [0, 1].
+fn ramp(t: f64) -> RGBColor {
+    let stops = [
+        (0.0, (40.0, 10.0, 70.0)),
+        (0.35, (50.0, 90.0, 140.0)),
+        (0.65, (40.0, 170.0, 130.0)),
+        (1.0, (250.0, 230.0, 40.0)),
+    ];
+    let t = t.clamp(0.0, 1.0);
+    let k = stops
+        .iter()
+        .rposition(|(s, _)| *s <= t)
+        .unwrap_or(0)
+        .min(stops.len() - 2);
+    let ((s0, c0), (s1, c1)) = (stops[k], stops[k + 1]);
+    let u = (t - s0) / (s1 - s0);
+    let mix = |a: f64, b: f64| (a + (b - a) * u).round() as u8;
+    RGBColor(mix(c0.0, c1.0), mix(c0.1, c1.1), mix(c0.2, c1.2))
+}
+
+/// Writes `map` as a heat map of log10(1 − p) (16 decades, dark far from the goal, yellow at
+/// it): obstacles grey, goal cells white, cells where p rounded to exactly 1 (flat) magenta,
+/// with the static obstacles' outlines on top.
+pub fn plot_field(path: &Path, map: &Field<f64>, view: &SceneView) -> Result<(), PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError::new(path, e);
+    let g = map.geometry();
+    let (lo, hi) = g.world_bounds();
+    let size = canvas(hi - lo);
+    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(10)
+            .build_cartesian_2d(lo.x..hi.x, lo.y..hi.y)
+            .map_err(|e| err(&e))?;
+        let c = g.cell_size();
+        let cells = (0..map.height()).flat_map(|y| (0..map.width()).map(move |x| (x, y)));
+        chart
+            .draw_series(cells.map(|(x, y)| {
+                let colour = match map.kind(x, y) {
+                    Some(CellKind::Obstacle) => RGBColor(120, 120, 120),
+                    Some(CellKind::Goal) => WHITE,
+                    _ => {
+                        let p = map.potential(x, y).unwrap_or(1.0);
+                        if p >= 1.0 {
+                            MAGENTA
+                        } else {
+                            ramp(1.0 + (1.0 - p).log10() / 16.0)
+                        }
+                    }
+                };
+                let corner = g.cell_centre(x, y) - DVec2::splat(c * 0.5);
+                Rectangle::new([pt(corner), pt(corner + DVec2::splat(c))], colour.filled())
+            }))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(view.statics.iter().flat_map(outlines).map(|mut o| {
+                if let Some(first) = o.first().copied() {
+                    o.push(first);
+                }
+                PathElement::new(
+                    o.into_iter().map(pt).collect::<Vec<_>>(),
+                    BLACK.stroke_width(1),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_png(path, size, &rgb)
+}
