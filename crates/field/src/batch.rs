@@ -128,10 +128,18 @@ impl FieldBatch {
         let p = &mut self.potential;
         for _ in 0..sweeps {
             for y in 1..h - 1 {
-                for i in y * w + 1..y * w + w - 1 {
-                    let (east, west, north, south) = (p[i + 1], p[i - 1], p[i + w], p[i - w]);
-                    let old = p[i];
-                    let mask = self.free[i];
+                // Row slices (no index checks in the loop) and the west neighbour carried in
+                // registers from the cell just updated.
+                let (lower, upper) = p.split_at_mut(y * w);
+                let south_row = &lower[(y - 1) * w..];
+                let (row, rest) = upper.split_at_mut(w);
+                let north_row = &rest[..w];
+                let masks = &self.free[y * w..y * w + w];
+                let mut west = row[0];
+                for x in 1..w - 1 {
+                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
+                    let old = row[x];
+                    let mask = masks[x];
                     let mut out = old;
                     for l in 0..BATCH_LANES {
                         // Same operation order as the scalar kernel, so each lane is
@@ -142,7 +150,8 @@ impl FieldBatch {
                             (new.to_bits() & mask[l]) | (old[l].to_bits() & !mask[l]),
                         );
                     }
-                    p[i] = out;
+                    row[x] = out;
+                    west = out;
                 }
             }
         }

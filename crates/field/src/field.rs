@@ -192,6 +192,28 @@ impl<T: Potential> Field<T> {
         }
     }
 
+    /// Closes the border (every border cell an obstacle at 1) and makes every interior cell
+    /// free, restarting the cells that were not free from `value` and keeping the others'
+    /// potentials: a window re-used for the next step's stamping.
+    pub fn reopen_interior(&mut self, value: f64) {
+        let (w, h) = (self.width(), self.height());
+        let v = T::from_f64(value);
+        for y in 0..h {
+            let row = y * w;
+            let border_row = y == 0 || y + 1 == h;
+            for x in 0..w {
+                let i = row + x;
+                if border_row || x == 0 || x + 1 == w {
+                    self.kinds[i] = CellKind::Obstacle;
+                    self.potential[i] = T::ONE;
+                } else if self.kinds[i] != CellKind::Free {
+                    self.kinds[i] = CellKind::Free;
+                    self.potential[i] = v;
+                }
+            }
+        }
+    }
+
     /// Resets every free cell to `value` (a cold start).
     pub fn reset_free(&mut self, value: f64) {
         let v = T::from_f64(value);

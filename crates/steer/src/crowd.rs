@@ -1087,16 +1087,19 @@ impl Crowd {
         relaxing.sort_by_key(|(side, sweeps, _, _)| (*side, *sweeps));
         for group in relaxing.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)) {
             let (side, sweeps) = (group[0].0, group[0].1);
-            group.par_chunks_mut(BATCH_LANES).for_each(|chunk| {
-                let mut batch = FieldBatch::new(side, side);
-                for (lane, (_, _, agent, bias)) in chunk.iter().enumerate() {
-                    batch.load(lane, agent.local.field(), bias);
-                }
-                batch.relax(sweeps);
-                for (lane, (_, _, agent, _)) in chunk.iter_mut().enumerate() {
-                    batch.store(lane, agent.local.field_mut());
-                }
-            });
+            group.par_chunks_mut(BATCH_LANES).for_each_init(
+                || FieldBatch::new(side, side),
+                |batch, chunk| {
+                    batch.clear();
+                    for (lane, (_, _, agent, bias)) in chunk.iter().enumerate() {
+                        batch.load(lane, agent.local.field(), bias);
+                    }
+                    batch.relax(sweeps);
+                    for (lane, (_, _, agent, _)) in chunk.iter_mut().enumerate() {
+                        batch.store(lane, agent.local.field_mut());
+                    }
+                },
+            );
         }
         flight.done = StepPhase::Relaxation;
     }

@@ -138,19 +138,8 @@ impl LocalMap {
 
     /// Every interior cell free (keeping its value), the border at 1.
     fn reset_zones(&mut self) {
-        let n = self.settings.side;
-        let init = self.settings.initial_value;
-        for y in 0..n {
-            for x in 0..n {
-                let kind = self.field.kind(x, y);
-                if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
-                    let _ = self.field.set_obstacle(x, y);
-                } else if kind != Some(CellKind::Free) {
-                    // Cells that were stamped last step restart from the initial value.
-                    let _ = self.field.set_free(x, y, init);
-                }
-            }
-        }
+        // Cells that were stamped last step restart from the initial value.
+        self.field.reopen_interior(self.settings.initial_value);
     }
 
     fn in_update_zone(&self, x: usize, y: usize) -> bool {
@@ -202,21 +191,40 @@ impl LocalMap {
     /// Stamps a disc of radius `reach` around `centre` with centre coverage (a cell is covered
     /// when its centre lies in the disc) into the update zone, never the agent's own cell:
     /// the same cells as [`Self::stamp_obstacle`] with a [`Shape::Disc`] and
-    /// [`Coverage::Centre`], without building the shape's cell list.
+    /// [`Coverage::Centre`] (up to rounding at the rim: squared distances are compared),
+    /// without building the shape's cell list.
     pub(crate) fn stamp_disc(&mut self, centre: DVec2, radius: f64, inflation: f64) -> usize {
         let reach = radius + inflation;
         let g = *self.field.geometry();
-        let half = DVec2::splat(g.cell_size() * 0.5);
+        let (c, origin) = (g.cell_size(), g.origin());
+        let span = c * self.settings.side as f64;
+        // Most neighbours found by the spatial query lie beyond the window.
+        if centre.x + reach < origin.x
+            || centre.y + reach < origin.y
+            || centre.x - reach > origin.x + span
+            || centre.y - reach > origin.y + span
+        {
+            return 0;
+        }
+        let half = DVec2::splat(c * 0.5);
         let lo = g.world_to_cell(centre - DVec2::splat(reach) - half);
         let hi = g.world_to_cell(centre + DVec2::splat(reach) + half);
         let zone_lo = (1 + self.settings.free_zone) as i32;
         let zone_hi = (self.settings.side - 1 - self.settings.free_zone) as i32 - 1;
         let own = self.centre();
         let mut n = 0;
+        let reach2 = reach * reach;
         for y in lo.y.max(zone_lo)..=hi.y.min(zone_hi) {
+            // Cell centres as `GridGeometry::cell_centre` computes them.
+            let dy = origin.y + (y as f64 + 0.5) * c - centre.y;
+            let rest = reach2 - dy * dy;
+            if rest < 0.0 {
+                continue;
+            }
             for x in lo.x.max(zone_lo)..=hi.x.min(zone_hi) {
+                let dx = origin.x + (x as f64 + 0.5) * c - centre.x;
                 let (x, y) = (x as usize, y as usize);
-                if (x, y) != own && (g.cell_centre(x, y) - centre).length() <= reach {
+                if dx * dx <= rest && (x, y) != own {
                     let _ = self.field.set_obstacle(x, y);
                     n += 1;
                 }
@@ -292,6 +300,10 @@ impl LocalMap {
         // small sorted list while walking the border once (corners touch no interior cell and
         // never carry the goal).
         let k = self.settings.goal_cells.max(1);
+        // The k nearest border cells lie within k + 1 cells of the exit along each axis (the
+        // exit is on the border, and k cells of it along one side are at most k away), so only
+        // border cells in that box are offered.
+        let near = |v: usize, e: f64| (v as f64 - e).abs() <= (k + 2) as f64;
         let mut best: Vec<(f64, usize, usize)> = Vec::with_capacity(k + 1);
         let key = |e: &(f64, usize, usize)| (e.0, e.2, e.1);
         let mut offer = |x: usize, y: usize| {
@@ -309,10 +321,20 @@ impl LocalMap {
             }
         };
         for i in 1..n - 1 {
-            offer(i, 0);
-            offer(i, n - 1);
-            offer(0, i);
-            offer(n - 1, i);
+            if near(i, exit.x) {
+                for y in [0, n - 1] {
+                    if near(y, exit.y) {
+                        offer(i, y);
+                    }
+                }
+            }
+            if near(i, exit.y) {
+                for x in [0, n - 1] {
+                    if near(x, exit.x) {
+                        offer(x, i);
+                    }
+                }
+            }
         }
         let cells: Vec<(usize, usize)> = best.iter().map(|&(_, x, y)| (x, y)).collect();
         for &(x, y) in &cells {
