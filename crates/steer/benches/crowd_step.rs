@@ -8,7 +8,7 @@
 
 use std::hint::black_box;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use crowdfield_field::Shape;
 use crowdfield_steer::{
     AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings,
@@ -101,8 +101,7 @@ fn steps(c: &mut Criterion) {
             group.measurement_time(std::time::Duration::from_secs(8));
         }
         for sweeps in [30usize, 60] {
-            // Measure the sixth step of a fresh crowd each time, so arrivals never thin it
-            // out.
+            // Five steps first, so local maps are warm and the crowd is under way.
             let mut warm = plaza(agents, sweeps);
             pools[1].1.install(|| {
                 for _ in 0..5 {
@@ -114,11 +113,20 @@ fn steps(c: &mut Criterion) {
             for (threads, pool) in &pools {
                 let id = BenchmarkId::new(format!("{sweeps}_sweeps_{threads}t"), n);
                 group.bench_function(id, |b| {
-                    b.iter_batched(
-                        || warm.clone(),
-                        |mut crowd| pool.install(|| black_box(crowd.step())),
-                        BatchSize::LargeInput,
-                    )
+                    // Consecutive steps of one crowd, as a game runs them: each sample
+                    // clones the warmed crowd, takes one untimed step, then times `iters`
+                    // steps; cloning and dropping stay outside the timing.
+                    b.iter_custom(|iters| {
+                        let mut crowd = warm.clone();
+                        pool.install(|| black_box(crowd.step()));
+                        let start = std::time::Instant::now();
+                        for _ in 0..iters {
+                            pool.install(|| black_box(crowd.step()));
+                        }
+                        let elapsed = start.elapsed();
+                        drop(crowd);
+                        elapsed
+                    })
                 });
             }
         }
