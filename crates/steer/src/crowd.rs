@@ -519,9 +519,9 @@ impl Crowd {
         self.step
     }
 
-    /// Adds a goal region and solves its global map (harmonic, static obstacles only).
-    pub fn add_goal(&mut self, shape: Shape) -> Result<GoalId, SteerError> {
-        shape.validate()?;
+    /// A global map with every static obstacle, grown by the global inflation, and free
+    /// cells at 1.
+    fn static_map(&self) -> Result<Field<f64>, SteerError> {
         let mut map = Field::<f64>::new(self.geometry, 1.0);
         for s in &self.statics {
             raster::rasterise_obstacle(
@@ -531,6 +531,13 @@ impl Crowd {
                 Coverage::Touch,
             )?;
         }
+        Ok(map)
+    }
+
+    /// Adds a goal region and solves its global map (harmonic, static obstacles only).
+    pub fn add_goal(&mut self, shape: Shape) -> Result<GoalId, SteerError> {
+        shape.validate()?;
+        let mut map = self.static_map()?;
         let cells = shape.cells(&self.geometry, 0.0, Coverage::Touch)?;
         let mut any = false;
         for (x, y) in cells {
@@ -573,16 +580,8 @@ impl Crowd {
     ) -> Result<GoalId, SteerError> {
         target.validate()?;
         settings.validate()?;
-        let mut truth_map = Field::<f64>::new(self.geometry, 1.0);
-        for s in &self.statics {
-            raster::rasterise_obstacle(
-                &mut truth_map,
-                s,
-                self.settings.global_inflation,
-                Coverage::Touch,
-            )?;
-        }
-        let truth: Vec<bool> = truth_map
+        let truth: Vec<bool> = self
+            .static_map()?
             .kinds()
             .iter()
             .map(|k| *k == CellKind::Obstacle)
