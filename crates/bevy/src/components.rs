@@ -65,6 +65,11 @@ pub struct AgentGoals {
     pub arrival_radius: f64,
     /// What happens after the last target: stop (an obstacle for others) or despawn the entity.
     pub on_arrival: ArrivalAction,
+    /// Seconds the agent may spend on each target, by index (missing or `None`: no limit).
+    /// When one runs out the agent gives that target up ([`AgentTimedOut`](crate::AgentTimedOut))
+    /// and walks on to the next, or ends after the last as if it had arrived: SteerSuite's
+    /// timed goals.
+    pub time_limits: Vec<Option<f64>>,
 }
 
 impl Default for AgentGoals {
@@ -73,6 +78,7 @@ impl Default for AgentGoals {
             targets: Vec::new(),
             arrival_radius: 0.5,
             on_arrival: ArrivalAction::Stop,
+            time_limits: Vec::new(),
         }
     }
 }

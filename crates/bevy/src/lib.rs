@@ -48,7 +48,7 @@
 //! 5. **Decision**: heading rule and speed law on the local descent.
 //! 6. **Motion**: steps committed through the collision guard; [`AgentPlan`],
 //!    [`DesiredVelocity`] and [`AgentState`] written.
-//! 7. **Events**: [`AgentArrived`], [`AgentReachedWaypoint`], [`AgentStuck`],
+//! 7. **Events**: [`AgentArrived`], [`AgentReachedWaypoint`], [`AgentTimedOut`], [`AgentStuck`],
 //!    [`AgentUnreachable`], [`AgentRecovered`]; [`AgentRejected`] and [`ObstacleRejected`] come
 //!    from SceneInput.
 //!
@@ -92,7 +92,7 @@ pub use components::{
     GoalTarget, ObstacleKind,
 };
 pub use messages::{
-    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck,
+    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected,
 };
 pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due};
@@ -112,9 +112,10 @@ pub use crowdfield_field as field;
 pub mod prelude {
     pub use crate::{
         AgentArrived, AgentGoals, AgentPlan, AgentReachedWaypoint, AgentRecovered, AgentRejected,
-        AgentState, AgentStuck, AgentStyle, AgentUnreachable, CrowdAgent, CrowdObstacle,
-        CrowdWorld, CrowdfieldPlugins, CrowdfieldSettings, CrowdfieldSystems, DesiredVelocity,
-        GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario, ScenarioRoot,
+        AgentState, AgentStuck, AgentStyle, AgentTimedOut, AgentUnreachable, CrowdAgent,
+        CrowdObstacle, CrowdWorld, CrowdfieldPlugins, CrowdfieldSettings, CrowdfieldSystems,
+        DesiredVelocity, GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario,
+        ScenarioRoot,
     };
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;

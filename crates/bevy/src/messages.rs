@@ -20,6 +20,16 @@ pub struct AgentReachedWaypoint {
     pub next: usize,
 }
 
+/// An agent gave up a target whose time limit ([`AgentGoals::time_limits`](crate::AgentGoals))
+/// ran out: it walks on to the next target, or, after the last, ends as if arrived.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentTimedOut {
+    /// The agent.
+    pub entity: Entity,
+    /// Index of the target it gave up.
+    pub target: usize,
+}
+
 /// An agent made no progress for `stuck_after` planner steps.
 #[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AgentStuck {

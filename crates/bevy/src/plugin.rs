@@ -10,7 +10,7 @@ use crate::components::{
     GoalTarget, ObstacleKind,
 };
 use crate::messages::{
-    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck,
+    AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected,
 };
 use crate::settings::{CrowdfieldSettings, MotionMode};
@@ -107,6 +107,7 @@ impl Plugin for CrowdfieldPlugin {
             .register_type::<GoalTarget>()
             .add_message::<AgentArrived>()
             .add_message::<AgentReachedWaypoint>()
+            .add_message::<AgentTimedOut>()
             .add_message::<AgentStuck>()
             .add_message::<AgentUnreachable>()
             .add_message::<AgentRecovered>()
@@ -405,7 +406,8 @@ fn update_agent(
         let crowd = world.crowd_mut().expect("built");
         let agent = crowd.agent(id).expect("linked agents exist");
         let same_rest = agent.params().arrival_radius == goals.arrival_radius
-            && agent.params().on_arrival == goals.on_arrival;
+            && agent.params().on_arrival == goals.on_arrival
+            && agent.params().time_limits == crate::world::time_limit_steps(goals, settings);
         if !same_rest {
             let at = agent.position().as_vec2();
             return Ok(Some(at));
@@ -538,6 +540,7 @@ fn write_messages(
     mut world: ResMut<CrowdWorld>,
     mut arrived: MessageWriter<AgentArrived>,
     mut waypoint: MessageWriter<AgentReachedWaypoint>,
+    mut timed_out: MessageWriter<AgentTimedOut>,
     mut stuck: MessageWriter<AgentStuck>,
     mut unreachable: MessageWriter<AgentUnreachable>,
     mut recovered: MessageWriter<AgentRecovered>,
@@ -556,6 +559,14 @@ fn write_messages(
             waypoint.write(AgentReachedWaypoint {
                 entity,
                 next: agent.goal_index(),
+            });
+        }
+    }
+    for (id, target) in &report.timed_out {
+        if let Some(entity) = world.entity(*id) {
+            timed_out.write(AgentTimedOut {
+                entity,
+                target: *target,
             });
         }
     }

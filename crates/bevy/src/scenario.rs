@@ -488,6 +488,16 @@ fn valid_goals<'de, D: Deserializer<'de>>(d: D) -> Result<AgentGoals, D::Error> 
             goals.arrival_radius
         )));
     }
+    if let Some(t) = goals
+        .time_limits
+        .iter()
+        .flatten()
+        .find(|t| !(t.is_finite() && **t >= 0.0))
+    {
+        return Err(serde::de::Error::custom(format!(
+            "time limits must be finite and non-negative seconds, got {t}"
+        )));
+    }
     Ok(goals)
 }
 

@@ -215,6 +215,7 @@ pub(crate) fn agent_params(
         goals,
         arrival_radius: agent_goals.arrival_radius,
         on_arrival: agent_goals.on_arrival,
+        time_limits: time_limit_steps(agent_goals, settings),
         behaviour: style.behaviour.clone(),
         initial_heading: style.initial_heading.as_dvec2(),
         heading: style.heading,
@@ -222,6 +223,19 @@ pub(crate) fn agent_params(
         local_map: style.local_map,
         seed: style.seed.unwrap_or_else(|| position_seed(position)),
     }
+}
+
+/// Time limits in planner steps, rounded up: a limit never ends earlier than asked.
+pub(crate) fn time_limit_steps(
+    goals: &AgentGoals,
+    settings: &CrowdfieldSettings,
+) -> Vec<Option<u32>> {
+    let period = settings.planner_period();
+    goals
+        .time_limits
+        .iter()
+        .map(|t| t.map(|t| (t.max(0.0) / period).ceil().min(u32::MAX as f64) as u32))
+        .collect()
 }
 
 /// A seed from a start position: the same scenario replays the same streams whatever the

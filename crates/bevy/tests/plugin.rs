@@ -499,3 +499,21 @@ fn with_line_of_sight_a_rapier_wall_hides_a_neighbour() {
     assert!(blind.y > 0.9, "without sight: v = {blind:?}");
     assert!(sighted.x > 0.9, "with sight: v = {sighted:?}");
 }
+
+/// Timed targets: one second on a target 20 m away is not enough, so the walker gives it up
+/// (`AgentTimedOut` with its index) and arrives at the next one instead.
+#[test]
+fn a_target_whose_time_runs_out_is_given_up() {
+    let mut app = app(30.0, 10.0);
+    let goals = AgentGoals {
+        time_limits: vec![Some(1.0)],
+        ..AgentGoals::points([Vec2::new(28.0, 5.0), Vec2::new(3.0, 5.0)])
+    };
+    let walker = agent(&mut app, Vec2::new(8.0, 5.0), goals);
+    let steps = run_until(&mut app, 300, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 300);
+    assert_eq!(seen(&app).timed_out, vec![(walker, 0)]);
+    assert_eq!(seen(&app).arrived, vec![walker]);
+    let at = planned(&app, walker);
+    assert!((at - Vec2::new(3.0, 5.0)).length() <= 1.0, "{at}");
+}

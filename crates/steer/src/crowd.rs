@@ -156,6 +156,11 @@ pub struct AgentParams {
     pub arrival_radius: f64,
     /// What to do after the last goal.
     pub on_arrival: ArrivalAction,
+    /// Planner steps the agent may spend on each goal, by index (missing or `None`: no limit).
+    /// When a goal's limit runs out the agent gives it up and walks to the next one, or, after
+    /// the last, ends as if it had arrived (reported in [`StepReport::timed_out`]), as
+    /// SteerSuite's timed goals do.
+    pub time_limits: Vec<Option<u32>>,
     /// Behaviour slots for (v, ε).
     pub behaviour: BehaviourSlots,
     /// Facing at spawn (zero: take the first descent at full speed).
@@ -179,6 +184,7 @@ impl Default for AgentParams {
             goals: Vec::new(),
             arrival_radius: 0.5,
             on_arrival: ArrivalAction::Stop,
+            time_limits: Vec::new(),
             behaviour: BehaviourSlots::default(),
             initial_heading: DVec2::ZERO,
             heading: HeadingRule::default(),
@@ -278,6 +284,8 @@ pub struct Agent {
     speed_factor: f64,
     stalled: u32,
     progress_mark: DVec2,
+    /// Planner steps spent on the current goal.
+    steps_on_goal: u32,
 }
 
 impl Agent {
@@ -363,6 +371,8 @@ pub struct StepReport {
     pub stuck: Vec<AgentId>,
     /// Agents found to have no route this step.
     pub unreachable: Vec<AgentId>,
+    /// Agents that gave up a goal whose time limit ran out, with the index of that goal.
+    pub timed_out: Vec<(AgentId, usize)>,
     /// Agents whose flat field was recovered with sub-goals this step.
     pub recovered: Vec<AgentId>,
     /// Goals whose global map was re-solved after obstacle edits at the start of this step.
@@ -751,6 +761,7 @@ impl Crowd {
         };
         agent.params.goals = goals;
         agent.goal_index = 0;
+        agent.steps_on_goal = 0;
         agent.subgoals.clear();
         agent.stalled = 0;
         agent.progress_mark = agent.position;
@@ -930,6 +941,7 @@ impl Crowd {
             speed_factor: 0.0,
             stalled: 0,
             progress_mark: p,
+            steps_on_goal: 0,
             params,
         };
         let id = self.agents.len();
@@ -1218,9 +1230,22 @@ impl Crowd {
                 .distance(agent.position)
                 .is_ok_and(|d| d <= agent.params.arrival_radius)
                 || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
-            if on_goal || near {
+            agent.steps_on_goal += 1;
+            let out_of_time = !(on_goal || near)
+                && agent
+                    .params
+                    .time_limits
+                    .get(agent.goal_index)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|limit| agent.steps_on_goal >= limit);
+            if out_of_time {
+                report.timed_out.push((id, agent.goal_index));
+            }
+            if on_goal || near || out_of_time {
                 agent.subgoals.clear();
                 agent.stalled = 0;
+                agent.steps_on_goal = 0;
                 if agent.goal_index + 1 < agent.params.goals.len() {
                     agent.goal_index += 1;
                     agent.state = AgentState::Moving;

@@ -205,3 +205,50 @@ fn goals_emptied_or_changed_mid_step_are_safe() {
             < x
     );
 }
+
+/// Timed goals (SteerSuite's `timeDuration`): a goal the walker cannot reach within its limit
+/// is given up, reported with its index, and the walker goes on to its next goal; with no limit
+/// it reaches it first.
+#[test]
+fn a_goal_whose_time_limit_runs_out_is_given_up_for_the_next() {
+    let run = |limits: Vec<Option<u32>>| {
+        let mut crowd = room();
+        let far = goal_at(&mut crowd, 19.0, 5.0);
+        let near = goal_at(&mut crowd, 3.0, 5.0);
+        let mut p = walker(far, DVec2::new(10.0, 5.0), 1);
+        p.goals = vec![far, near];
+        p.time_limits = limits;
+        let id = crowd.spawn(p).unwrap();
+        let mut timed_out = Vec::new();
+        for step in 0..200 {
+            let report = crowd.step();
+            timed_out.extend(report.timed_out.iter().map(|(a, g)| (step, *a, *g)));
+            if crowd.agent(id).unwrap().state() == AgentState::Arrived {
+                break;
+            }
+        }
+        let agent = crowd.agent(id).unwrap();
+        (timed_out, agent.state(), agent.position(), id)
+    };
+    // Five steps at 0.35 m cannot cover the 9 m to the east goal.
+    let (timed_out, state, position, id) = run(vec![Some(5), None]);
+    assert_eq!(timed_out, vec![(4, id, 0)]);
+    assert_eq!(state, AgentState::Arrived);
+    assert!(
+        (position - DVec2::new(3.0, 5.0)).length() < 1.0,
+        "{position}"
+    );
+    // Without limits it reaches the far goal first.
+    let (timed_out, state, position, _) = run(Vec::new());
+    assert!(timed_out.is_empty());
+    assert_eq!(state, AgentState::Arrived);
+    assert!((position - DVec2::new(3.0, 5.0)).length() < 1.0);
+    // A limit on the last goal ends the walk where it stands, as if arrived.
+    let (timed_out, state, position, id) = run(vec![None, Some(3)]);
+    assert_eq!(timed_out.last().map(|t| (t.1, t.2)), Some((id, 1)));
+    assert_eq!(state, AgentState::Arrived);
+    assert!(
+        (position - DVec2::new(3.0, 5.0)).length() > 2.0,
+        "{position}"
+    );
+}

@@ -20,6 +20,7 @@ pub struct Seen {
     pub rejected: Vec<(Entity, SteerError)>,
     pub obstacles_rejected: Vec<(Entity, SteerError)>,
     pub waypoints: Vec<(Entity, usize)>,
+    pub timed_out: Vec<(Entity, usize)>,
 }
 
 fn collect(
@@ -29,6 +30,7 @@ fn collect(
     mut rejected: MessageReader<AgentRejected>,
     mut obstacles: MessageReader<ObstacleRejected>,
     mut waypoints: MessageReader<AgentReachedWaypoint>,
+    mut timed_out: MessageReader<AgentTimedOut>,
 ) {
     seen.arrived.extend(arrived.read().map(|m| m.entity));
     seen.unreachable
@@ -39,6 +41,8 @@ fn collect(
         .extend(obstacles.read().map(|m| (m.entity, m.error.clone())));
     seen.waypoints
         .extend(waypoints.read().map(|m| (m.entity, m.next)));
+    seen.timed_out
+        .extend(timed_out.read().map(|m| (m.entity, m.target)));
 }
 
 /// A headless app over a `w` × `h` world.
