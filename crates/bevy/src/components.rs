@@ -65,10 +65,11 @@ pub struct AgentGoals {
     pub arrival_radius: f64,
     /// What happens after the last target: stop (an obstacle for others) or despawn the entity.
     pub on_arrival: ArrivalAction,
-    /// Seconds the agent may spend on each target, by index (missing or `None`: no limit).
-    /// When one runs out the agent gives that target up ([`AgentTimedOut`](crate::AgentTimedOut))
-    /// and walks on to the next, or ends after the last as if it had arrived: SteerSuite's
-    /// timed goals.
+    /// Seconds the agent may spend on each target, by index (missing or `None`: no limit;
+    /// finite and non-negative, or the agent is rejected). When one runs out the agent gives
+    /// that target up ([`AgentTimedOut`](crate::AgentTimedOut)) and walks on to the next; after
+    /// the last it stops (state `Arrived`, or despawned per `on_arrival`) without an
+    /// [`AgentArrived`](crate::AgentArrived) message. SteerSuite's timed goals work this way.
     pub time_limits: Vec<Option<f64>>,
 }
 

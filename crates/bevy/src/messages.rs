@@ -21,7 +21,7 @@ pub struct AgentReachedWaypoint {
 }
 
 /// An agent gave up a target whose time limit ([`AgentGoals::time_limits`](crate::AgentGoals))
-/// ran out: it walks on to the next target, or, after the last, ends as if arrived.
+/// ran out: it walks on to the next target, or, after the last, stops without arriving.
 #[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AgentTimedOut {
     /// The agent.

@@ -168,6 +168,15 @@ impl CrowdWorld {
         style: &AgentStyle,
         settings: &CrowdfieldSettings,
     ) -> Result<AgentId, SteerError> {
+        for &t in goals.time_limits.iter().flatten() {
+            if !t.is_finite() {
+                let what = "time limit";
+                return Err(crowdfield_field::FieldError::NonFinite { what, value: t }.into());
+            }
+            if t < 0.0 {
+                return Err(crowdfield_field::FieldError::BadExtent(t).into());
+            }
+        }
         let goal_ids = self.resolve_goals(goals, settings.point_goal_radius)?;
         let params = agent_params(position, goal_ids, goals, style, settings);
         let crowd = self.crowd.as_mut().expect("built before registration");

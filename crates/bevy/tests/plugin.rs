@@ -3,6 +3,7 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_crowdfield::field::FieldError;
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::steer::SteerError;
 use bevy_rapier2d::prelude::{Collider, RigidBody};
@@ -516,4 +517,51 @@ fn a_target_whose_time_runs_out_is_given_up() {
     assert_eq!(seen(&app).arrived, vec![walker]);
     let at = planned(&app, walker);
     assert!((at - Vec2::new(3.0, 5.0)).length() <= 1.0, "{at}");
+}
+
+/// A walker that runs out of time on its last target stops there without `AgentArrived`; a NaN
+/// or negative limit rejects the agent with a typed error instead of becoming "no time".
+#[test]
+fn a_last_target_out_of_time_stops_without_arriving_and_bad_limits_are_rejected() {
+    let mut app = app(30.0, 10.0);
+    let timed = AgentGoals {
+        time_limits: vec![Some(2.0)],
+        ..AgentGoals::point(Vec2::new(28.0, 5.0))
+    };
+    let walker = agent(&mut app, Vec2::new(3.0, 5.0), timed);
+    let nan = agent(
+        &mut app,
+        Vec2::new(3.0, 2.0),
+        AgentGoals {
+            time_limits: vec![Some(f64::NAN)],
+            ..AgentGoals::point(Vec2::new(28.0, 2.0))
+        },
+    );
+    let negative = agent(
+        &mut app,
+        Vec2::new(3.0, 8.0),
+        AgentGoals {
+            time_limits: vec![None, Some(-1.0)],
+            ..AgentGoals::points([Vec2::new(28.0, 8.0), Vec2::new(3.0, 8.0)])
+        },
+    );
+    run_until(&mut app, 40, |app| !seen(app).timed_out.is_empty());
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(seen(&app).timed_out, vec![(walker, 0)]);
+    assert!(seen(&app).arrived.is_empty());
+    assert_eq!(state(&app, walker), AgentState::Arrived);
+    let at = planned(&app, walker);
+    assert!(at.x < 10.0, "stopped on the way: {at}");
+    let rejected: Vec<(Entity, SteerError)> = seen(&app).rejected.clone();
+    assert!(matches!(
+        rejected.iter().find(|(e, _)| *e == nan),
+        Some((_, SteerError::Field(FieldError::NonFinite { .. })))
+    ));
+    assert!(matches!(
+        rejected.iter().find(|(e, _)| *e == negative),
+        Some((_, SteerError::Field(FieldError::BadExtent(_))))
+    ));
+    assert_eq!(state(&app, nan), AgentState::Rejected);
 }

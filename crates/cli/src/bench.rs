@@ -13,7 +13,8 @@
 //!
 //! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
 //! (all phases), for ORCA and seek the preferred velocity, the neighbour query, the velocity
-//! computation and the move. The first step (global maps solved) is left out.
+//! computation and the move. The first step (global maps solved) is left out. The baselines
+//! ignore goal time limits (no shipped scenario has any).
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -21,7 +22,7 @@ use std::time::Instant;
 use bevy::math::DVec2;
 use bevy_crowdfield::field::{CellKind, SubgoalStack};
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::{ArrivalAction, Crowd, GoalId};
+use bevy_crowdfield::steer::{AgentGrid, ArrivalAction, Crowd, GoalId};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -246,7 +247,7 @@ impl<'a> Baseline<'a> {
             .iter()
             .map(|w| (w.position, w.velocity, w.radius, w.gone))
             .collect();
-        let grid = Grid::build(&snapshot, 5.0);
+        let grid = index(&snapshot, 5.0);
         let period = self.period;
         let steering = self.steering;
         let obstacles = &self.obstacles;
@@ -263,9 +264,10 @@ impl<'a> Baseline<'a> {
                 .and_then(|d| d.try_normalize())
                 .unwrap_or(DVec2::ZERO);
             let preferred = dir * w.max_speed;
-            w.velocity = match steering {
-                Steering::Seek | Steering::Crowdfield => preferred,
-                Steering::Orca => orca(i, w, preferred, &snapshot, &grid, obstacles, period),
+            w.velocity = if steering == Steering::Orca {
+                orca(i, w, preferred, &snapshot, &grid, obstacles, period)
+            } else {
+                preferred
             };
         });
         for w in &mut self.walkers {
@@ -305,7 +307,7 @@ impl<'a> Baseline<'a> {
             .iter()
             .map(|w| (w.position, w.velocity, w.radius, w.gone))
             .collect();
-        let grid = Grid::build(&present, 1.0);
+        let grid = index(&present, 1.0);
         let (mut n, mut deepest, mut walls) = (0, 0.0f64, 0);
         for (i, (p, _, r, gone)) in present.iter().enumerate() {
             if *gone {
@@ -365,7 +367,7 @@ fn orca(
     w: &Walker,
     preferred: DVec2,
     snapshot: &[(DVec2, DVec2, f64, bool)],
-    grid: &Grid,
+    grid: &AgentGrid,
     obstacles: &[(dodgy_2d::Obstacle, (DVec2, DVec2))],
     period: f64,
 ) -> DVec2 {
@@ -415,79 +417,13 @@ fn orca(
     DVec2::new(v.x as f64, v.y as f64)
 }
 
-/// Walkers bucketed on a uniform grid (a counting sort by cell).
-struct Grid {
-    origin: DVec2,
-    cell: f64,
-    cols: i64,
-    rows: i64,
-    starts: Vec<usize>,
-    items: Vec<usize>,
-}
-
-impl Grid {
-    fn build(points: &[(DVec2, DVec2, f64, bool)], cell: f64) -> Self {
-        let live = points.iter().filter(|p| !p.3);
-        let lo = live.clone().fold(DVec2::INFINITY, |a, p| a.min(p.0));
-        let hi = live.fold(DVec2::NEG_INFINITY, |a, p| a.max(p.0));
-        let (lo, hi) = if lo.x > hi.x {
-            (DVec2::ZERO, DVec2::ZERO)
-        } else {
-            (lo, hi)
-        };
-        let cols = ((hi.x - lo.x) / cell) as i64 + 1;
-        let rows = ((hi.y - lo.y) / cell) as i64 + 1;
-        let key = |p: DVec2| {
-            let x = (((p.x - lo.x) / cell) as i64).clamp(0, cols - 1);
-            let y = (((p.y - lo.y) / cell) as i64).clamp(0, rows - 1);
-            (y * cols + x) as usize
-        };
-        let mut starts = vec![0usize; (cols * rows) as usize + 1];
-        for p in points.iter().filter(|p| !p.3) {
-            starts[key(p.0) + 1] += 1;
-        }
-        for c in 1..starts.len() {
-            starts[c] += starts[c - 1];
-        }
-        let mut fill = starts.clone();
-        let mut items = vec![0usize; starts[starts.len() - 1]];
-        for (i, p) in points.iter().enumerate().filter(|(_, p)| !p.3) {
-            let c = key(p.0);
-            items[fill[c]] = i;
-            fill[c] += 1;
-        }
-        Self {
-            origin: lo,
-            cell,
-            cols,
-            rows,
-            starts,
-            items,
-        }
-    }
-
-    fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
-        let at = |v: f64, o: f64| ((v - o) / self.cell).floor() as i64;
-        let (x0, x1) = (
-            at(p.x - radius, self.origin.x).max(0),
-            at(p.x + radius, self.origin.x).min(self.cols - 1),
-        );
-        let (y0, y1) = (
-            at(p.y - radius, self.origin.y).max(0),
-            at(p.y + radius, self.origin.y).min(self.rows - 1),
-        );
-        if x0 > x1 {
-            return;
-        }
-        for y in y0..=y1 {
-            let row = (y * self.cols) as usize;
-            for &i in
-                &self.items[self.starts[row + x0 as usize]..self.starts[row + x1 as usize + 1]]
-            {
-                f(i);
-            }
-        }
-    }
+/// The walkers still present, indexed for neighbour queries.
+fn index(walkers: &[(DVec2, DVec2, f64, bool)], cell: f64) -> AgentGrid {
+    let points: Vec<Option<(DVec2, f64)>> = walkers
+        .iter()
+        .map(|(p, _, r, gone)| (!gone).then_some((*p, *r)))
+        .collect();
+    AgentGrid::build(&points, cell)
 }
 
 /// The rows as a Markdown table.

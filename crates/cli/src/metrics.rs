@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use bevy::prelude::*;
 use bevy_crowdfield::field::{Bias, CellKind, Field, GridGeometry};
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::{Crowd, GoalId};
+use bevy_crowdfield::steer::{AgentId, Crowd, GoalId};
 use serde::Serialize;
 
 use crate::Sample;
@@ -40,6 +40,8 @@ pub struct Metrics {
     pub rejected: usize,
     /// Agents that reached their last goal.
     pub arrived: usize,
+    /// Agents that gave up their last goal when its time limit ran out (not arrived).
+    pub timed_out: usize,
     /// `arrived / (agents − not_placed)`.
     pub arrival_fraction: f64,
     /// Mean time to reach the last goal over the agents that did.
@@ -86,6 +88,10 @@ struct Track {
     arrived_at: Option<u64>,
     rejected: bool,
     effort: f64,
+    /// The agent's crowd id and goal count, once seen in the crowd.
+    id: Option<(AgentId, usize)>,
+    /// Gave up its last goal (time limit).
+    gave_up: bool,
     /// Where each leg (one goal of the queue) started and its goal.
     legs: Vec<(DVec2, GoalId)>,
     goal_index: Option<usize>,
@@ -149,11 +155,17 @@ impl Recorder {
         let Some(crowd) = crowd_world.crowd() else {
             return self.agents.len();
         };
+        let timed_out = &crowd_world.last_report().timed_out;
         let mut walking = 0;
         let mut discs: Vec<(DVec2, f64)> = Vec::with_capacity(self.agents.len());
         for (index, entity) in self.agents.iter().enumerate() {
             let track = &mut self.tracks[index];
-            if track.arrived_at.is_some() || track.rejected {
+            if let Some((id, goals)) = track.id
+                && timed_out.iter().any(|(a, g)| *a == id && g + 1 >= goals)
+            {
+                track.gave_up = true;
+            }
+            if track.arrived_at.is_some() || track.rejected || track.gave_up {
                 if let Some(agent) = crowd_world.agent_id(*entity).and_then(|id| crowd.agent(id)) {
                     discs.push((agent.position(), agent.params().radius));
                 }
@@ -172,9 +184,13 @@ impl Recorder {
                 AgentState::Arrived => track.arrived_at = Some(step),
                 _ => walking += 1,
             }
-            let Some(agent) = crowd_world.agent_id(*entity).and_then(|id| crowd.agent(id)) else {
+            let Some((id, agent)) = crowd_world
+                .agent_id(*entity)
+                .and_then(|id| crowd.agent(id).map(|a| (id, a)))
+            else {
                 continue;
             };
+            track.id = Some((id, agent.params().goals.len()));
             let p = agent.position();
             let at = p.as_vec2();
             let previous = track.last.map_or(agent.params().position, |l| l.as_dvec2());
@@ -312,6 +328,7 @@ impl Recorder {
             agents: asked,
             not_placed,
             rejected: self.tracks.iter().filter(|t| t.rejected).count(),
+            timed_out: self.tracks.iter().filter(|t| t.gave_up).count(),
             arrived: times.len(),
             arrival_fraction: if placed == 0 {
                 0.0

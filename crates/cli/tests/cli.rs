@@ -232,3 +232,24 @@ fn the_documented_json_example_is_a_valid_scenario() {
     assert_eq!(scenario.agents.len(), 1);
     assert_eq!(scenario.obstacles.len(), 1);
 }
+
+/// A walker whose only target has a time limit too short to reach it is counted as timed out,
+/// not arrived, and the run ends once nobody walks any more.
+#[test]
+fn a_timed_out_walker_is_not_counted_as_arrived() {
+    let s = bevy_crowdfield::Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (30, 6)),\n  agents: [\n    (position: (2, 3), goals: (targets: [Point((28, 3))], time_limits: [Some(3.0)])),\n    (position: (2, 5), goals: (targets: [Point((8, 5))])),\n  ],\n)",
+    )
+    .unwrap();
+    let m = run_scenario(
+        &s,
+        RunOptions {
+            stop: Stop::UntilArrived { max_steps: 500 },
+            seed: None,
+        },
+    )
+    .metrics;
+    assert_eq!((m.arrived, m.timed_out), (1, 1), "{m:?}");
+    assert_eq!(m.arrival_fraction, 0.5);
+    assert!(m.steps < 500, "{m:?}");
+}

@@ -142,7 +142,8 @@ impl GridGeometry {
         // `floor` is a libm call on the baseline x86-64 target; this is a hot path.
         let floor = |v: f64| {
             let t = v as i32;
-            t - i32::from((t as f64) > v)
+            // Saturating: far below i32::MIN the cast already saturated.
+            t.saturating_sub(i32::from((t as f64) > v))
         };
         IVec2::new(floor(local.x), floor(local.y))
     }
@@ -191,6 +192,12 @@ mod tests {
         assert_eq!(g.world_to_grid(c), DVec2::new(4.0, 6.0));
         assert_eq!(g.grid_to_world(DVec2::new(4.0, 6.0)), c);
         assert_eq!(g.world_to_cell(DVec2::new(-2.1, 3.0)), IVec2::new(-1, 0));
+        // Far-away and non-finite points saturate instead of overflowing.
+        assert_eq!(
+            g.world_to_cell(DVec2::new(-1e12, 1e12)),
+            IVec2::new(i32::MIN, i32::MAX)
+        );
+        assert_eq!(g.world_to_cell(DVec2::NAN), IVec2::ZERO);
     }
 
     #[test]

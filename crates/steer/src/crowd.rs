@@ -156,10 +156,11 @@ pub struct AgentParams {
     pub arrival_radius: f64,
     /// What to do after the last goal.
     pub on_arrival: ArrivalAction,
-    /// Planner steps the agent may spend on each goal, by index (missing or `None`: no limit).
-    /// When a goal's limit runs out the agent gives it up and walks to the next one, or, after
-    /// the last, ends as if it had arrived (reported in [`StepReport::timed_out`]), as
-    /// SteerSuite's timed goals do.
+    /// Planner steps the agent may spend on each goal, by index (missing or `None`: no limit),
+    /// counted whether it walks, waits or has no route. When a goal's limit runs out the agent
+    /// gives it up ([`StepReport::timed_out`]) and walks to the next one; after the last it
+    /// stops (state [`AgentState::Arrived`], or it leaves with [`ArrivalAction::Despawn`]) but is
+    /// not reported as arrived. SteerSuite's timed goals work this way.
     pub time_limits: Vec<Option<u32>>,
     /// Behaviour slots for (v, ε).
     pub behaviour: BehaviourSlots,
@@ -289,6 +290,17 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Counts a planner step on the current goal; true when its time limit has run out.
+    fn tick_goal_clock(&mut self) -> bool {
+        self.steps_on_goal = self.steps_on_goal.saturating_add(1);
+        self.params
+            .time_limits
+            .get(self.goal_index)
+            .copied()
+            .flatten()
+            .is_some_and(|limit| self.steps_on_goal >= limit)
+    }
+
     /// Whether the agent takes part in planning (everything but arrived).
     fn plans(&self) -> bool {
         matches!(
@@ -744,7 +756,8 @@ impl Crowd {
     }
 
     /// Gives an agent a new goal queue, starting with its first goal (an empty queue stops it,
-    /// as arrived). Sub-goals stacked for the old goal are dropped.
+    /// as arrived). Sub-goals stacked for the old goal are dropped; the time limits of
+    /// [`AgentParams::time_limits`] apply to the new queue by index, each starting afresh.
     pub fn set_goals(&mut self, id: AgentId, goals: Vec<GoalId>) -> Result<(), SteerError> {
         if let Some(g) = goals.iter().find(|g| self.goal(**g).is_none()) {
             return Err(SteerError::UnknownGoal(g.0));
@@ -791,6 +804,10 @@ impl Crowd {
                     self.settings.global_inflation,
                 );
                 goal.revision = next_map_revision();
+                if search.found_at.is_some() {
+                    // A concluded search is an ordinary map now: solve it again like one.
+                    goal.pending = Some(goal.map.clone());
+                }
                 continue;
             }
             let map = goal.pending.get_or_insert_with(|| goal.map.clone());
@@ -1163,12 +1180,17 @@ impl Crowd {
                 continue;
             };
             if plan.unreachable {
-                // Reported and skipped: it holds its position and re-checks every step.
+                // Reported and skipped: it holds its position and re-checks every step. Its
+                // goal's time limit still runs: a timed goal is how a host gives up on one.
                 if agent.state != AgentState::Unreachable {
                     report.unreachable.push(id);
                 }
                 agent.state = AgentState::Unreachable;
                 agent.speed_factor = 0.0;
+                if agent.tick_goal_clock() {
+                    report.timed_out.push((id, agent.goal_index));
+                    next_goal(&mut self.agents[i], id, false, &mut report);
+                }
                 continue;
             }
             let start = agent.position;
@@ -1230,34 +1252,12 @@ impl Crowd {
                 .distance(agent.position)
                 .is_ok_and(|d| d <= agent.params.arrival_radius)
                 || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
-            agent.steps_on_goal += 1;
-            let out_of_time = !(on_goal || near)
-                && agent
-                    .params
-                    .time_limits
-                    .get(agent.goal_index)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|limit| agent.steps_on_goal >= limit);
+            let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
             if out_of_time {
                 report.timed_out.push((id, agent.goal_index));
             }
             if on_goal || near || out_of_time {
-                agent.subgoals.clear();
-                agent.stalled = 0;
-                agent.steps_on_goal = 0;
-                if agent.goal_index + 1 < agent.params.goals.len() {
-                    agent.goal_index += 1;
-                    agent.state = AgentState::Moving;
-                    report.advanced.push(id);
-                } else {
-                    agent.state = AgentState::Arrived;
-                    report.arrived.push(id);
-                    if agent.params.on_arrival == ArrivalAction::Despawn {
-                        self.agents[i] = None;
-                        report.removed.push(id);
-                    }
-                }
+                next_goal(&mut self.agents[i], id, !out_of_time, &mut report);
             }
         }
         self.step += 1;
@@ -1504,6 +1504,33 @@ impl World<'_> {
     }
 }
 
+/// Ends the agent's current goal, reached (`reached`) or given up: it takes the next goal, or
+/// after the last stops as arrived or leaves the crowd. Only a reached last goal is reported
+/// as arrived. An agent that leaves keeps its committed position for the rest of the step.
+fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut StepReport) {
+    let Some(agent) = slot.as_mut() else {
+        return;
+    };
+    agent.subgoals.clear();
+    agent.stalled = 0;
+    agent.steps_on_goal = 0;
+    if agent.goal_index + 1 < agent.params.goals.len() {
+        agent.goal_index += 1;
+        agent.state = AgentState::Moving;
+        report.advanced.push(id);
+        return;
+    }
+    agent.state = AgentState::Arrived;
+    agent.speed_factor = 0.0;
+    if reached {
+        report.arrived.push(id);
+    }
+    if agent.params.on_arrival == ArrivalAction::Despawn {
+        *slot = None;
+        report.removed.push(id);
+    }
+}
+
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
 #[allow(clippy::too_many_arguments)]
 fn something_ahead(
@@ -1735,10 +1762,12 @@ fn guard_step(
     DVec2::ZERO
 }
 
-/// The agents of one step, bucketed on a uniform grid over their bounding box (a counting sort
-/// by cell, so each cell's agents are one slice, in increasing index order).
+/// Points (agents of one step) bucketed on a uniform grid over their bounding box: a counting
+/// sort by cell, so each cell's points are one slice, in increasing index order. The crowd
+/// indexes its snapshot with it; hosts and benchmarks may use it for their own neighbour
+/// queries.
 #[derive(Debug, Clone)]
-struct AgentGrid {
+pub struct AgentGrid {
     origin: DVec2,
     inv_cell: f64,
     cols: i64,
@@ -1749,9 +1778,10 @@ struct AgentGrid {
 }
 
 impl AgentGrid {
-    /// Buckets the present points on cells of about `cell` (larger where that would give more
-    /// than about four cells per point, so a lone far-away agent cannot blow the grid up).
-    fn build(points: &[Option<(DVec2, f64)>], cell: f64) -> Self {
+    /// Buckets the present points (`Some((position, radius))`; the radius is not used) on cells
+    /// of about `cell` (larger where that would give more than about four cells per point, so a
+    /// lone far-away agent cannot blow the grid up). Positions must be finite.
+    pub fn build(points: &[Option<(DVec2, f64)>], cell: f64) -> Self {
         let (mut lo, mut hi, mut n) = (DVec2::INFINITY, DVec2::NEG_INFINITY, 0usize);
         for (p, _) in points.iter().flatten() {
             lo = lo.min(*p);
@@ -1812,9 +1842,9 @@ impl AgentGrid {
         }
     }
 
-    /// Calls `f` for every point within `radius` of `p` (and possibly a few more), cell by
-    /// cell. Callers must not depend on the order.
-    fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
+    /// Calls `f` with the index of every point within `radius` of `p` (and possibly a few
+    /// more), cell by cell. Callers must not depend on the order.
+    pub fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
         let cell = |v: f64, o: f64| floor_i64((v - o) * self.inv_cell);
         let (x0, x1) = (
             cell(p.x - radius, self.origin.x).max(0),
@@ -1843,7 +1873,7 @@ impl AgentGrid {
 /// `v.floor() as i64` without the libm call the baseline x86-64 target makes for `floor`.
 fn floor_i64(v: f64) -> i64 {
     let t = v as i64;
-    t - i64::from((t as f64) > v)
+    t.saturating_sub(i64::from((t as f64) > v))
 }
 
 /// Cell size of the spawn-time agent index.
@@ -2047,6 +2077,8 @@ mod tests {
             }
         }
         assert_eq!(floor_i64(-0.5), -1);
+        assert_eq!(floor_i64(-1e300), i64::MIN);
+        assert_eq!(floor_i64(f64::NAN), 0);
         assert_eq!(floor_i64(-1.0), -1);
         assert_eq!(floor_i64(2.7), 2);
     }

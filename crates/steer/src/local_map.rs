@@ -373,6 +373,52 @@ fn geometry(s: &LocalMapSettings, anchor: IVec2) -> Result<GridGeometry, SteerEr
 mod tests {
     use super::*;
 
+    /// The intermediate goal offered only border cells near the exit picks exactly the cells a
+    /// walk over the whole border picks: the `goal_cells` nearest to the exit, ties by (y, x).
+    #[test]
+    fn the_intermediate_goal_equals_the_nearest_cells_of_the_whole_border() {
+        for side in [5usize, 9, 15, 21, 35] {
+            for goal_cells in [1usize, 2, 3, 5, 8] {
+                let settings = LocalMapSettings {
+                    side,
+                    goal_cells,
+                    ..Default::default()
+                };
+                let n = side;
+                let h = (n / 2) as f64;
+                let border: Vec<(usize, usize)> = (1..n - 1)
+                    .flat_map(|i| [(i, 0), (i, n - 1), (0, i), (n - 1, i)])
+                    .collect();
+                for k in 0..720 {
+                    let dir = DVec2::from_angle(k as f64 * std::f64::consts::TAU / 720.0 + 0.001);
+                    let mut map = LocalMap::new(settings, DVec2::ZERO).unwrap();
+                    let got = map.project_goal(dir);
+                    let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
+                    let mut all: Vec<(f64, usize, usize)> = border
+                        .iter()
+                        .map(|&(x, y)| {
+                            (
+                                (DVec2::new(x as f64, y as f64) - exit).length_squared(),
+                                x,
+                                y,
+                            )
+                        })
+                        .collect();
+                    all.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.2, a.1).cmp(&(b.2, b.1))));
+                    let want: Vec<(usize, usize)> = all
+                        .iter()
+                        .take(goal_cells)
+                        .map(|&(_, x, y)| (x, y))
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "side {side}, {goal_cells} cells, direction {dir}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_agent_sits_in_the_centre_cell_and_the_window_moves_by_whole_cells() {
         let s = LocalMapSettings::default();

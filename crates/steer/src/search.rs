@@ -114,15 +114,13 @@ impl Search {
         }
     }
 
-    /// Senses from `from`: every cell within range and in sight joins the map. Returns whether
-    /// any cell was new.
-    pub(crate) fn sense(&mut self, map: &mut Field<f64>, from: DVec2) -> bool {
+    /// Senses from `from`: every cell within range and in sight joins the map.
+    pub(crate) fn sense(&mut self, map: &mut Field<f64>, from: DVec2) {
         let g = *map.geometry();
         let (w, h) = (g.width() as i32, g.height() as i32);
         let range = self.settings.sensor_range;
         let lo = g.world_to_cell(from - DVec2::splat(range));
         let hi = g.world_to_cell(from + DVec2::splat(range));
-        let mut changed = false;
         for y in lo.y.max(1)..=hi.y.min(h - 2) {
             for x in lo.x.max(1)..=hi.x.min(w - 2) {
                 let (ux, uy) = (x as usize, y as usize);
@@ -136,7 +134,6 @@ impl Search {
                 }
                 self.sensed[i] = true;
                 self.sensed_count += 1;
-                changed = true;
                 if self.truth[i] {
                     let _ = map.set_obstacle(ux, uy);
                 } else {
@@ -144,7 +141,6 @@ impl Search {
                 }
             }
         }
-        changed
     }
 
     /// Whether the ray from `from` to the centre of `cell` crosses no obstacle cell before it.

@@ -2,7 +2,7 @@
 //! moving obstacles, and goal queues changed at run time.
 
 use crowdfield_field::Shape;
-use crowdfield_steer::{AgentParams, AgentState, Crowd, CrowdSettings, GoalId, StepPhase};
+use crowdfield_steer::{AgentId, AgentParams, AgentState, Crowd, CrowdSettings, GoalId, StepPhase};
 use glam::DVec2;
 
 fn room() -> Crowd {
@@ -208,47 +208,82 @@ fn goals_emptied_or_changed_mid_step_are_safe() {
 
 /// Timed goals (SteerSuite's `timeDuration`): a goal the walker cannot reach within its limit
 /// is given up, reported with its index, and the walker goes on to its next goal; with no limit
-/// it reaches it first.
+/// it reaches it first. A given-up last goal stops the walker without reporting it arrived, and
+/// the clock also runs for a walker with no route, so a timed goal is a way out of it.
 #[test]
 fn a_goal_whose_time_limit_runs_out_is_given_up_for_the_next() {
-    let run = |limits: Vec<Option<u32>>| {
+    struct Run {
+        timed_out: Vec<(usize, AgentId, usize)>,
+        advanced_at: Option<DVec2>,
+        reported_arrived: bool,
+        state: AgentState,
+        position: DVec2,
+        id: AgentId,
+    }
+    let run = |limits: Vec<Option<u32>>, walled: bool| {
         let mut crowd = room();
+        if walled {
+            // A wall across the room: the east goal has no route.
+            crowd
+                .add_obstacle(Shape::Aabb {
+                    min: DVec2::new(14.0, 0.0),
+                    max: DVec2::new(14.5, 10.0),
+                })
+                .unwrap();
+        }
         let far = goal_at(&mut crowd, 19.0, 5.0);
         let near = goal_at(&mut crowd, 3.0, 5.0);
         let mut p = walker(far, DVec2::new(10.0, 5.0), 1);
         p.goals = vec![far, near];
         p.time_limits = limits;
         let id = crowd.spawn(p).unwrap();
-        let mut timed_out = Vec::new();
+        let (mut timed_out, mut advanced_at, mut reported_arrived) = (Vec::new(), None, false);
         for step in 0..200 {
             let report = crowd.step();
             timed_out.extend(report.timed_out.iter().map(|(a, g)| (step, *a, *g)));
+            if report.advanced.contains(&id) {
+                advanced_at = Some(crowd.agent(id).unwrap().position());
+            }
+            reported_arrived |= report.arrived.contains(&id);
             if crowd.agent(id).unwrap().state() == AgentState::Arrived {
                 break;
             }
         }
         let agent = crowd.agent(id).unwrap();
-        (timed_out, agent.state(), agent.position(), id)
+        Run {
+            timed_out,
+            advanced_at,
+            reported_arrived,
+            state: agent.state(),
+            position: agent.position(),
+            id,
+        }
     };
+    let west = DVec2::new(3.0, 5.0);
     // Five steps at 0.35 m cannot cover the 9 m to the east goal.
-    let (timed_out, state, position, id) = run(vec![Some(5), None]);
-    assert_eq!(timed_out, vec![(4, id, 0)]);
-    assert_eq!(state, AgentState::Arrived);
-    assert!(
-        (position - DVec2::new(3.0, 5.0)).length() < 1.0,
-        "{position}"
-    );
+    let r = run(vec![Some(5), None], false);
+    assert_eq!(r.timed_out, vec![(4, r.id, 0)]);
+    assert!(r.advanced_at.unwrap().x < 12.0, "gave up on the way");
+    assert!(r.reported_arrived && r.state == AgentState::Arrived);
+    assert!((r.position - west).length() < 1.0, "{}", r.position);
     // Without limits it reaches the far goal first.
-    let (timed_out, state, position, _) = run(Vec::new());
-    assert!(timed_out.is_empty());
-    assert_eq!(state, AgentState::Arrived);
-    assert!((position - DVec2::new(3.0, 5.0)).length() < 1.0);
-    // A limit on the last goal ends the walk where it stands, as if arrived.
-    let (timed_out, state, position, id) = run(vec![None, Some(3)]);
-    assert_eq!(timed_out.last().map(|t| (t.1, t.2)), Some((id, 1)));
-    assert_eq!(state, AgentState::Arrived);
+    let r = run(Vec::new(), false);
+    assert!(r.timed_out.is_empty());
+    assert!(r.advanced_at.unwrap().x > 17.5, "reached the east goal");
+    assert!(r.reported_arrived && (r.position - west).length() < 1.0);
+    // A limit on the last goal stops the walk where it stands, not reported as arrived.
+    let r = run(vec![None, Some(3)], false);
+    assert_eq!(r.timed_out.last().map(|t| (t.1, t.2)), Some((r.id, 1)));
+    assert_eq!(r.state, AgentState::Arrived);
+    assert!(!r.reported_arrived);
+    assert!((r.position - west).length() > 2.0, "{}", r.position);
+    // Behind a wall the east goal has no route; its clock runs all the same.
+    let r = run(vec![Some(8), None], true);
+    assert_eq!(r.timed_out, vec![(7, r.id, 0)]);
+    assert!(r.reported_arrived && (r.position - west).length() < 1.0);
+    let r = run(Vec::new(), true);
     assert!(
-        (position - DVec2::new(3.0, 5.0)).length() > 2.0,
-        "{position}"
+        r.timed_out.is_empty() && !r.reported_arrived,
+        "stays unreachable"
     );
 }

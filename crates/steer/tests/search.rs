@@ -1,7 +1,7 @@
 //! Exploration of an unknown house (digest 000 §8.2 test 23, digest 001 T15; seed 000 §6.11):
 //! searchers start knowing nothing, unsensed space attracts them, and the target is found.
 
-use crowdfield_field::Shape;
+use crowdfield_field::{Bias, Shape};
 use crowdfield_steer::{
     AgentId, AgentParams, AgentState, Crowd, CrowdSettings, GoalId, SearchSettings, SteerError,
 };
@@ -106,6 +106,22 @@ fn a_searcher_explores_the_house_and_finds_the_target() {
         "cells sensed after the target was found"
     );
     assert!(coverage[0] > 0);
+
+    // Once found, the search map is an ordinary goal map: a wall added now is solved into it
+    // within a step, like every other goal's.
+    let before = crowd.goal(goal).unwrap().revision();
+    crowd
+        .add_obstacle(Shape::Aabb {
+            min: DVec2::new(15.0, 12.0),
+            max: DVec2::new(15.5, 15.0),
+        })
+        .unwrap();
+    assert_eq!(crowd.pending_map_solves(), 1);
+    let report = crowd.step();
+    assert_eq!(report.maps_solved, vec![goal]);
+    let map = crowd.goal(goal).unwrap().map();
+    assert_ne!(crowd.goal(goal).unwrap().revision(), before);
+    assert!(map.residual(&Bias::HARMONIC) < 1e-9);
 }
 
 /// T15 (E11): two searchers share one map. Over 20 seeded start layouts, the pair finds the
