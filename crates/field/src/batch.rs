@@ -158,6 +158,164 @@ impl FieldBatch {
     }
 }
 
+/// Maps relaxed together by a [`FieldBatchF32`].
+pub const BATCH_LANES_F32: usize = 32;
+
+type LanesF32 = [f32; BATCH_LANES_F32];
+type MasksF32 = [u32; BATCH_LANES_F32];
+
+/// Up to [`BATCH_LANES_F32`] maps of one size relaxed in single precision on their
+/// complements `q = 1 − p`: twice the lanes of a [`FieldBatch`] per vector.
+///
+/// Why the complement: the stencil's weights sum to one, so `q` obeys the same update as `p`
+/// (`1 − Σ wₖ pₖ = Σ wₖ (1 − pₖ)`), with obstacles at 0 and goals at 1. Where a local map goes
+/// flat, behind walls and in pockets, `p` creeps towards 1 and `f32` would lose its slope
+/// (README "Precision"); `q` creeps towards 0, where `f32` keeps about seven significant digits
+/// down to 1e-38. Sweeping the complement in `f32` therefore keeps relative precision exactly
+/// where the `p` form needs `f64`; the maps themselves stay `Field<f64>` (potentials are
+/// converted on [`Self::load`] and [`Self::store`]), so every decision still reads `f64`.
+///
+/// Each lane computes exactly what [`crate::relax()`] with [`crate::Relaxation::GAUSS_SEIDEL`]
+/// computes on a `Field<f32>` holding the lane's complements (a property test checks it bit for
+/// bit); [`Self::store`] writes free cells only, so fixed values never pick up rounding.
+#[derive(Debug, Clone)]
+pub struct FieldBatchF32 {
+    width: usize,
+    height: usize,
+    potential: Vec<LanesF32>,
+    /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
+    free: Vec<MasksF32>,
+    /// Per-lane stencil weights east, west, north, south.
+    weights: [LanesF32; 4],
+}
+
+impl FieldBatchF32 {
+    /// An empty batch of `width × height` maps; every lane unused.
+    pub fn new(width: usize, height: usize) -> Self {
+        let n = width * height;
+        Self {
+            width,
+            height,
+            potential: vec![[0.0; BATCH_LANES_F32]; n],
+            free: vec![[0; BATCH_LANES_F32]; n],
+            weights: [[0.0; BATCH_LANES_F32]; 4],
+        }
+    }
+
+    /// Width and height of the maps this batch holds.
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// Marks every lane unused: sweeps leave them alone.
+    pub fn clear(&mut self) {
+        for m in &mut self.free {
+            *m = [0; BATCH_LANES_F32];
+        }
+    }
+
+    /// Copies the complements `1 − p` of `field` (rounded to `f32`), its kinds and `bias` into
+    /// `lane`. Returns false, changing nothing, when the lane is out of range or the field has
+    /// another size.
+    pub fn load(&mut self, lane: usize, field: &Field<f64>, bias: &Bias) -> bool {
+        if lane >= BATCH_LANES_F32 || field.width() != self.width || field.height() != self.height {
+            return false;
+        }
+        for ((cell, mask), (p, k)) in self
+            .potential
+            .iter_mut()
+            .zip(&mut self.free)
+            .zip(field.potentials().iter().zip(field.kinds()))
+        {
+            cell[lane] = (1.0 - *p) as f32;
+            mask[lane] = if *k == CellKind::Free { u32::MAX } else { 0 };
+        }
+        let w = bias.weights();
+        for (k, value) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
+            self.weights[k][lane] = value as f32;
+        }
+        true
+    }
+
+    /// Writes `p = 1 − q` of `lane` back into the free cells of `field` (fixed cells keep
+    /// their exact values). Returns false, changing nothing, when the lane is out of range or
+    /// the field has another size.
+    pub fn store(&self, lane: usize, field: &mut Field<f64>) -> bool {
+        if lane >= BATCH_LANES_F32 || field.width() != self.width || field.height() != self.height {
+            return false;
+        }
+        for ((p, cell), mask) in field
+            .potentials_mut()
+            .iter_mut()
+            .zip(&self.potential)
+            .zip(&self.free)
+        {
+            if mask[lane] != 0 {
+                *p = 1.0 - f64::from(cell[lane]);
+            }
+        }
+        true
+    }
+
+    /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
+    /// [`FieldBatch::relax`] (AVX2 build chosen at run time, no fused multiply–add, so results
+    /// are bit-identical across CPUs).
+    pub fn relax(&mut self, sweeps: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: `relax_avx2` only needs AVX2, which the CPU was just checked for.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.relax_avx2(sweeps)
+            };
+            return;
+        }
+        self.relax_lanes(sweeps);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn relax_avx2(&mut self, sweeps: usize) {
+        self.relax_lanes(sweeps);
+    }
+
+    #[inline(always)]
+    fn relax_lanes(&mut self, sweeps: usize) {
+        let (w, h) = (self.width, self.height);
+        if w < 3 || h < 3 {
+            return;
+        }
+        let [we, ww, wn, ws] = self.weights;
+        let p = &mut self.potential;
+        for _ in 0..sweeps {
+            for y in 1..h - 1 {
+                let (lower, upper) = p.split_at_mut(y * w);
+                let south_row = &lower[(y - 1) * w..];
+                let (row, rest) = upper.split_at_mut(w);
+                let north_row = &rest[..w];
+                let masks = &self.free[y * w..y * w + w];
+                let mut west = row[0];
+                for x in 1..w - 1 {
+                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
+                    let old = row[x];
+                    let mask = masks[x];
+                    let mut out = old;
+                    for l in 0..BATCH_LANES_F32 {
+                        // The scalar kernel's operation order (see `FieldBatch`).
+                        let new =
+                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
+                        out[l] = f32::from_bits(
+                            (new.to_bits() & mask[l]) | (old[l].to_bits() & !mask[l]),
+                        );
+                    }
+                    row[x] = out;
+                    west = out;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use glam::DVec2;
@@ -223,6 +381,85 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The complement of `map` as a `Field<f32>`: free cells `1 − p`, fixed cells (obstacles
+    /// and goals included) fixed at `1 − p`.
+    fn complement_f32(map: &Field<f64>) -> Field<f32> {
+        let mut q = Field::<f32>::new(*map.geometry(), 0.0);
+        for y in 0..map.height() {
+            for x in 0..map.width() {
+                let i = y * map.width() + x;
+                let c = 1.0 - map.potentials()[i];
+                if map.kinds()[i] == CellKind::Free {
+                    q.set_free(x, y, 0.0).unwrap();
+                    q.potentials_mut()[i] = c as f32;
+                } else {
+                    q.set_fixed(x, y, c).unwrap();
+                }
+            }
+        }
+        q
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every f32 lane matches the scalar lexicographic sweep of its map's complement in
+        /// `f32` bit for bit, and stores back `1 − q` on free cells only.
+        #[test]
+        fn f32_lanes_match_the_scalar_sweep_of_the_complement(
+            side in (2usize..12).prop_map(|k| 2 * k + 1),
+            used in 1usize..=BATCH_LANES_F32,
+            seed in any::<u64>(),
+            sweeps in 1usize..40,
+            eps in -1.5f64..1.5,
+            angle in 0.0f64..std::f64::consts::TAU,
+        ) {
+            let mut batch = FieldBatchF32::new(side, side);
+            let mut maps = Vec::new();
+            for lane in 0..used {
+                let map = random_map(side, seed.wrapping_add(lane as u64));
+                let bias = Bias::new(
+                    eps * (lane as f64 / BATCH_LANES_F32 as f64),
+                    DVec2::from_angle(angle + lane as f64),
+                )
+                .unwrap();
+                prop_assert!(batch.load(lane, &map, &bias));
+                maps.push((map, bias));
+            }
+            batch.relax(sweeps);
+            for (lane, (map, bias)) in maps.into_iter().enumerate() {
+                let mut out = map.clone();
+                prop_assert!(batch.store(lane, &mut out));
+                let mut q = complement_f32(&map);
+                relax(&mut q, &bias, &Relaxation::GAUSS_SEIDEL, sweeps);
+                for (i, kind) in map.kinds().iter().enumerate() {
+                    if *kind == CellKind::Free {
+                        let want = 1.0 - f64::from(q.potentials()[i]);
+                        prop_assert_eq!(want.to_bits(), out.potentials()[i].to_bits());
+                    } else {
+                        prop_assert_eq!(map.potentials()[i].to_bits(), out.potentials()[i].to_bits());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_batches_refuse_wrong_sizes_and_lanes_and_leave_unused_lanes_alone() {
+        let mut batch = FieldBatchF32::new(15, 15);
+        let mut small = random_map(11, 1);
+        assert!(!batch.load(0, &small, &Bias::HARMONIC));
+        assert!(!batch.store(0, &mut small));
+        let map = random_map(15, 1);
+        assert!(!batch.load(BATCH_LANES_F32, &map, &Bias::HARMONIC));
+        assert!(batch.load(0, &map, &Bias::HARMONIC));
+        batch.clear();
+        batch.relax(10);
+        let mut out = map.clone();
+        batch.store(0, &mut out);
+        assert_eq!(out.potentials(), map.potentials());
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub mod raster;
 pub mod relax;
 pub mod scalar;
 
-pub use batch::{BATCH_LANES, FieldBatch};
+pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32};
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};

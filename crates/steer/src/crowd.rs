@@ -42,14 +42,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use glam::DVec2;
 
 use crowdfield_field::{
-    BATCH_LANES, Bias, CellKind, Coverage, Field, FieldBatch, FieldError, GridGeometry,
-    MultigridSolver, MultigridWorkspace, Shape, SubgoalStack, raster,
+    BATCH_LANES, BATCH_LANES_F32, Bias, CellKind, Coverage, Field, FieldBatch, FieldBatchF32,
+    FieldError, GridGeometry, MultigridSolver, MultigridWorkspace, Shape, SubgoalStack, raster,
 };
 use rayon::prelude::*;
 
 use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
-use crate::local_map::{LocalMap, LocalMapSettings};
+use crate::local_map::{LocalMap, LocalMapSettings, LocalPrecision};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
 use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
@@ -1010,7 +1010,8 @@ impl Crowd {
     /// One planner step for every agent: all of [`StepPhase`] in order.
     ///
     /// Sensing, stamping and decisions run in parallel over agents and the local maps are
-    /// relaxed [`BATCH_LANES`] at a time ([`FieldBatch`]); every agent's plan depends only on the
+    /// relaxed [`BATCH_LANES_F32`] at a time ([`FieldBatchF32`], or [`BATCH_LANES`] with
+    /// [`FieldBatch`] for [`LocalPrecision::F64`]); every agent's plan depends only on the
     /// snapshot and its own state, and the commit runs in id order, so the results are the same
     /// with any number of threads.
     pub fn step(&mut self) -> StepReport {
@@ -1085,8 +1086,8 @@ impl Crowd {
             .agents
             .par_iter_mut()
             .enumerate()
-            .map(|(i, slot)| match slot {
-                Some(agent) if agent.plans() => world.prepare(i, agent, &snapshot, &hash),
+            .map_init(Neighbours::default, |scratch, (i, slot)| match slot {
+                Some(agent) if agent.plans() => world.prepare(i, agent, &snapshot, &hash, scratch),
                 _ => Prepared::Idle,
             })
             .collect();
@@ -1100,34 +1101,51 @@ impl Crowd {
     /// Relaxation: the stamped local maps in batches of agents with the same side and sweeps.
     fn relax(&mut self) {
         let flight = self.in_flight.as_mut().expect("sensing ran");
-        let mut relaxing: Vec<(usize, usize, &mut Agent, Bias)> = self
+        let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = self
             .agents
             .iter_mut()
             .zip(&flight.prepared)
             .filter_map(|(slot, p)| match (slot, p) {
                 (Some(agent), Prepared::Relax { bias, .. }) => {
                     let s = agent.params.local_map;
-                    Some((s.side, s.sweeps, agent, *bias))
+                    Some(((s.side, s.sweeps, s.precision), agent, *bias))
                 }
                 _ => None,
             })
             .collect();
-        relaxing.sort_by_key(|(side, sweeps, _, _)| (*side, *sweeps));
-        for group in relaxing.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)) {
-            let (side, sweeps) = (group[0].0, group[0].1);
-            group.par_chunks_mut(BATCH_LANES).for_each_init(
-                || FieldBatch::new(side, side),
-                |batch, chunk| {
-                    batch.clear();
-                    for (lane, (_, _, agent, bias)) in chunk.iter().enumerate() {
-                        batch.load(lane, agent.local.field(), bias);
-                    }
-                    batch.relax(sweeps);
-                    for (lane, (_, _, agent, _)) in chunk.iter_mut().enumerate() {
-                        batch.store(lane, agent.local.field_mut());
-                    }
-                },
-            );
+        relaxing.sort_by_key(|(key, _, _)| *key);
+        for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
+            let (side, sweeps, precision) = group[0].0;
+            match precision {
+                LocalPrecision::F64 => group.par_chunks_mut(BATCH_LANES).for_each_init(
+                    || FieldBatch::new(side, side),
+                    |batch, chunk| {
+                        batch.clear();
+                        for (lane, (_, agent, bias)) in chunk.iter().enumerate() {
+                            batch.load(lane, agent.local.field(), bias);
+                        }
+                        batch.relax(sweeps);
+                        for (lane, (_, agent, _)) in chunk.iter_mut().enumerate() {
+                            batch.store(lane, agent.local.field_mut());
+                        }
+                    },
+                ),
+                LocalPrecision::F32Complement => {
+                    group.par_chunks_mut(BATCH_LANES_F32).for_each_init(
+                        || FieldBatchF32::new(side, side),
+                        |batch, chunk| {
+                            batch.clear();
+                            for (lane, (_, agent, bias)) in chunk.iter().enumerate() {
+                                batch.load(lane, agent.local.field(), bias);
+                            }
+                            batch.relax(sweeps);
+                            for (lane, (_, agent, _)) in chunk.iter_mut().enumerate() {
+                                batch.store(lane, agent.local.field_mut());
+                            }
+                        },
+                    )
+                }
+            }
         }
         flight.done = StepPhase::Relaxation;
     }
@@ -1354,6 +1372,7 @@ impl World<'_> {
         agent: &mut Agent,
         snapshot: &[Option<(DVec2, f64)>],
         hash: &AgentGrid,
+        scratch: &mut Neighbours,
     ) -> Prepared {
         let pos = agent.position;
         let goal_id = agent.params.goals[agent.goal_index];
@@ -1396,8 +1415,12 @@ impl World<'_> {
 
         // Neighbours within the window.
         let half = agent.params.local_map.width() * 0.5;
-        let mut neighbours: Vec<(DVec2, f64)> = Vec::new();
-        let mut indices: Vec<usize> = Vec::new();
+        let Neighbours {
+            discs: neighbours,
+            ids: indices,
+        } = scratch;
+        neighbours.clear();
+        indices.clear();
         hash.for_each_near(pos, half * std::f64::consts::SQRT_2 + 2.0, |j| {
             if j != index
                 && let Some((q, r)) = snapshot[j]
@@ -1442,7 +1465,7 @@ impl World<'_> {
                     facing,
                     slots.dvis,
                     agent.params.radius,
-                    &neighbours,
+                    neighbours,
                     self.statics,
                     self.moving,
                     |q| self.in_sight(pos, q),
@@ -1485,7 +1508,7 @@ impl World<'_> {
                 local.stamp_obstacle(shape, radius, Coverage::Touch);
             }
         }
-        for (q, r) in &neighbours {
+        for (q, r) in neighbours.iter() {
             local.stamp_disc(*q, *r, radius);
         }
         local.clear_outside_view(facing);
@@ -1502,6 +1525,18 @@ impl World<'_> {
         });
         Prepared::Relax { bias, recovered }
     }
+}
+
+/// Agents whose local maps relax in one batch: side, sweeps and precision.
+type RelaxKey = (usize, usize, LocalPrecision);
+
+/// A planning job's neighbour buffers, reused from agent to agent (no allocation per agent).
+#[derive(Default)]
+struct Neighbours {
+    /// Position and radius of each neighbour found.
+    discs: Vec<(DVec2, f64)>,
+    /// Its agent index, parallel to `discs`.
+    ids: Vec<usize>,
 }
 
 /// Ends the agent's current goal, reached (`reached`) or given up: it takes the next goal, or
@@ -2086,27 +2121,16 @@ mod tests {
     use crate::behaviour::Behaviour;
     use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
 
-    /// How many warm-started sweeps give the decisions of 30 sweeps from a cold start (issue 3):
-    /// at several steps of a busy plaza, every planning agent's stamped local map is relaxed
-    /// (a) cold: free cells reset to the initial value, 30 sweeps, and (b) warm: as carried
-    /// from the previous step, k sweeps; the headings chosen from both are compared.
-    /// `cargo test -p crowdfield_steer --release --lib warm_started -- --nocapture` prints the
-    /// table.
-    #[test]
-    fn warm_started_sweeps_against_thirty_cold_ones() {
+    /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
+    /// west (places that fall on an obstacle are skipped), local maps of `precision`.
+    fn busy_plaza(statics: Vec<Shape>, precision: LocalPrecision) -> Crowd {
         let side = 24.0;
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::splat(side),
             ..Default::default()
         };
-        let pillars = (0..4)
-            .map(|k| Shape::Disc {
-                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
-                radius: 1.0,
-            })
-            .collect();
-        let mut crowd = Crowd::new(settings, pillars).unwrap();
+        let mut crowd = Crowd::new(settings, statics).unwrap();
         let east = crowd
             .add_goal(Shape::Aabb {
                 min: DVec2::new(side - 1.5, 1.0),
@@ -2134,12 +2158,133 @@ mod tests {
                     min_hold: 5,
                     max_hold: 15,
                 }),
+                local_map: LocalMapSettings {
+                    precision,
+                    ..Default::default()
+                },
                 seed: k as u64,
                 ..Default::default()
             };
-            // A few places fall on the pillars; skip them.
             let _ = crowd.spawn(params);
         }
+        crowd
+    }
+
+    /// Issue 3 allows f32 local maps where a test shows the decisions f64 makes: at every
+    /// other step of two busy plazas (pillars; long walls with gaps, whose lee goes flat), each
+    /// planning agent's stamped map is relaxed by `FieldBatch` (f64) and by `FieldBatchF32`
+    /// (f32 on the complement), and the heading and speed decided from each are compared.
+    /// `cargo test -p crowdfield_steer --release --lib f32_complement -- --nocapture` prints
+    /// the counts.
+    #[test]
+    fn f32_complement_sweeps_make_the_f64_decisions() {
+        let pillars: Vec<Shape> = (0..4)
+            .map(|k| Shape::Disc {
+                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
+                radius: 1.0,
+            })
+            .collect();
+        let walls: Vec<Shape> = [(7.0, 2.0, 10.0), (12.0, 12.0, 21.0), (17.0, 4.0, 13.0)]
+            .into_iter()
+            .map(|(x, y0, y1)| Shape::Aabb {
+                min: DVec2::new(x, y0),
+                max: DVec2::new(x + 0.4, y1),
+            })
+            .collect();
+        let (mut total, mut same, mut within_half_degree, mut worst) = (0, 0, 0, 0f64);
+        let (mut at_floor, mut speed_differs) = (0, 0);
+        for statics in [pillars, walls] {
+            let mut crowd = busy_plaza(statics, LocalPrecision::F32Complement);
+            for step in 0..60 {
+                if step >= 4 && step % 2 == 0 {
+                    let mut probe = crowd.clone();
+                    let (snapshot, hash) = probe.snapshot();
+                    probe.update_rasters();
+                    let world = World {
+                        statics: &probe.statics,
+                        static_bounds: &probe.static_bounds,
+                        sight: probe.settings.line_of_sight,
+                        moving: &probe.moving,
+                        goals: &probe.goals,
+                        step: probe.step,
+                        rasters: &probe.rasters,
+                    };
+                    let mut scratch = Neighbours::default();
+                    for (i, slot) in probe.agents.iter_mut().enumerate() {
+                        let Some(agent) = slot else { continue };
+                        if !agent.plans() {
+                            continue;
+                        }
+                        let Prepared::Relax { bias, .. } =
+                            world.prepare(i, agent, &snapshot, &hash, &mut scratch)
+                        else {
+                            continue;
+                        };
+                        let side = agent.params.local_map.side;
+                        let sweeps = agent.params.local_map.sweeps;
+                        let mut wide = FieldBatch::new(side, side);
+                        wide.load(0, agent.local.field(), &bias);
+                        wide.relax(sweeps);
+                        let mut narrow = FieldBatchF32::new(side, side);
+                        narrow.load(0, agent.local.field(), &bias);
+                        narrow.relax(sweeps);
+                        let start = agent.clone();
+                        wide.store(0, agent.local.field_mut());
+                        let a = agent.decide(bias, false);
+                        let flat = agent.local.descent_at(agent.position).length() < 1e-14;
+                        *agent = start.clone();
+                        narrow.store(0, agent.local.field_mut());
+                        let b = agent.decide(bias, false);
+                        total += 1;
+                        same += usize::from(a.heading == b.heading);
+                        let turn = if a.heading == b.heading {
+                            0.0
+                        } else {
+                            a.heading.angle_to(b.heading).abs().to_degrees()
+                        };
+                        if flat {
+                            // f64 is at its own floor near p = 1: its direction is rounding
+                            // noise, no reference.
+                            at_floor += 1;
+                            continue;
+                        }
+                        within_half_degree += usize::from(turn <= 0.1);
+                        worst = worst.max(turn);
+                        speed_differs += usize::from(a.speed_factor != b.speed_factor);
+                    }
+                }
+                crowd.step();
+            }
+        }
+        println!(
+            "{total} decisions: {at_floor} with the f64 descent below 1e-14 (its floor); of the \
+             rest {same} identical headings, {within_half_degree} within 0.1°, worst {worst:.4}°; \
+             {speed_differs} different speed factors"
+        );
+        assert!(total > 3000, "{total} decisions compared");
+        assert!(at_floor * 100 <= total, "{at_floor} flat maps");
+        assert_eq!(within_half_degree + at_floor, total, "worst {worst}°");
+        assert!(
+            speed_differs * 1000 <= total,
+            "{speed_differs} speed factors differ"
+        );
+    }
+
+    /// How many warm-started sweeps give the decisions of 30 sweeps from a cold start (issue 3):
+    /// at several steps of a busy plaza, every planning agent's stamped local map is relaxed
+    /// (a) cold: free cells reset to the initial value, 30 sweeps, and (b) warm: as carried
+    /// from the previous step, k sweeps; the headings chosen from both are compared.
+    /// `cargo test -p crowdfield_steer --release --lib warm_started -- --nocapture` prints the
+    /// table.
+    #[test]
+    fn warm_started_sweeps_against_thirty_cold_ones() {
+        let pillars = (0..4)
+            .map(|k| Shape::Disc {
+                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
+                radius: 1.0,
+            })
+            .collect();
+        let mut crowd = busy_plaza(pillars, LocalPrecision::F64);
         let ks = [1usize, 2, 3, 5, 8, 12, 20, 30];
         let mut agree = [0usize; 8];
         let mut agree_converged = [0usize; 8];
@@ -2165,7 +2310,8 @@ mod tests {
                     if !agent.plans() {
                         continue;
                     }
-                    let Prepared::Relax { bias, .. } = world.prepare(i, agent, &snapshot, &hash)
+                    let Prepared::Relax { bias, .. } =
+                        world.prepare(i, agent, &snapshot, &hash, &mut Neighbours::default())
                     else {
                         continue;
                     };

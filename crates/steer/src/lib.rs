@@ -34,6 +34,6 @@ pub use crowd::{
     GoalId, ObstacleId, StepPhase, StepReport,
 };
 pub use error::SteerError;
-pub use local_map::{LocalMap, LocalMapSettings};
+pub use local_map::{LocalMap, LocalMapSettings, LocalPrecision};
 pub use motion::{HeadingRule, SpeedLaw, decide};
 pub use search::SearchSettings;

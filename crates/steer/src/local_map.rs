@@ -45,6 +45,26 @@ pub struct LocalMapSettings {
     /// a cone (digest 001 G13 suggests π), which the seed reports made agents collide from
     /// behind and oscillate when several met.
     pub view_angle: f64,
+    /// Arithmetic of the relaxation sweeps (the map itself is always `f64`).
+    pub precision: LocalPrecision,
+}
+
+/// How a local map's sweeps are computed.
+///
+/// Both keep the seeds' lexicographic order and are deterministic and thread-count independent.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum LocalPrecision {
+    /// Single precision on the complement `1 − p` (`FieldBatchF32`): 32 maps per batch instead
+    /// of 16, about twice the sweep rate. The complement keeps its relative precision where
+    /// `p` goes flat; the test `f32_complement_sweeps_make_the_f64_decisions` compares the
+    /// headings both give in a crowd (README "Precision").
+    #[default]
+    F32Complement,
+    /// Double precision on `p` (`FieldBatch`), bit-identical to relaxing each map alone with
+    /// `relax`.
+    F64,
 }
 
 impl Default for LocalMapSettings {
@@ -57,6 +77,7 @@ impl Default for LocalMapSettings {
             goal_cells: 3,
             initial_value: 0.9,
             view_angle: std::f64::consts::TAU,
+            precision: LocalPrecision::default(),
         }
     }
 }
@@ -193,6 +214,7 @@ impl LocalMap {
     /// the same cells as [`Self::stamp_obstacle`] with a [`Shape::Disc`] and
     /// [`Coverage::Centre`] (up to rounding at the rim: squared distances are compared),
     /// without building the shape's cell list.
+    #[inline]
     pub(crate) fn stamp_disc(&mut self, centre: DVec2, radius: f64, inflation: f64) -> usize {
         let reach = radius + inflation;
         let g = *self.field.geometry();
