@@ -239,20 +239,35 @@ impl<T: Potential> Field<T> {
     /// cells stay obstacles.
     pub fn translate_by_cells(&mut self, offset: IVec2, fill: f64) {
         let (w, h) = (self.width() as i64, self.height() as i64);
-        let old = self.potential.clone();
         let fill = T::from_f64(fill);
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if self.kinds[i] != CellKind::Free {
-                    continue;
+        // In place: cell i reads cell i + shift, so walking away from the sources (forwards
+        // for a positive shift, backwards for a negative one) reads every source before it is
+        // overwritten.
+        let shift = offset.y as i64 * w + offset.x as i64;
+        let (kinds, potential) = (&self.kinds, &mut self.potential);
+        let mut carry = |x: i64, y: i64| {
+            let i = (y * w + x) as usize;
+            if kinds[i] != CellKind::Free {
+                return;
+            }
+            let (sx, sy) = (x + offset.x as i64, y + offset.y as i64);
+            potential[i] = if sx >= 0 && sy >= 0 && sx < w && sy < h {
+                potential[(sy * w + sx) as usize]
+            } else {
+                fill
+            };
+        };
+        if shift > 0 {
+            for y in 0..h {
+                for x in 0..w {
+                    carry(x, y);
                 }
-                let (sx, sy) = (x + offset.x as i64, y + offset.y as i64);
-                self.potential[i] = if sx >= 0 && sy >= 0 && sx < w && sy < h {
-                    old[(sy * w + sx) as usize]
-                } else {
-                    fill
-                };
+            }
+        } else {
+            for y in (0..h).rev() {
+                for x in (0..w).rev() {
+                    carry(x, y);
+                }
             }
         }
         let origin = self.geometry.origin() + offset.as_dvec2() * self.geometry.cell_size();
@@ -433,6 +448,37 @@ mod tests {
         assert_eq!(f.geometry().origin(), DVec2::new(1.0, 0.0));
         f.translate_by_cells(IVec2::new(0, -5), 0.9);
         assert_eq!(f.potential(2, 2), Some(0.9));
+    }
+
+    /// The in-place translation gives what copying from a snapshot of the old values gives,
+    /// for every offset direction (including ones larger than the grid) and with fixed cells.
+    #[test]
+    fn translating_in_place_matches_copying_from_the_old_values() {
+        for dy in -7..=7 {
+            for dx in -7..=7 {
+                let mut f = field(7, 5);
+                for (i, p) in f.potentials_mut().iter_mut().enumerate() {
+                    *p = (i as f64 * 0.37).fract();
+                }
+                f.set_obstacle(2, 2).unwrap();
+                f.set_fixed(4, 1, 0.25).unwrap();
+                let old = f.clone();
+                f.translate_by_cells(IVec2::new(dx, dy), 0.9);
+                for y in 0..5i32 {
+                    for x in 0..7i32 {
+                        let (sx, sy) = (x + dx, y + dy);
+                        let want = if old.kind(x as usize, y as usize) != Some(CellKind::Free) {
+                            old.potential(x as usize, y as usize)
+                        } else if (0..7).contains(&sx) && (0..5).contains(&sy) {
+                            old.potential(sx as usize, sy as usize)
+                        } else {
+                            Some(0.9)
+                        };
+                        assert_eq!(f.potential(x as usize, y as usize), want, "({dx}, {dy})");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

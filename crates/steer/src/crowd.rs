@@ -1189,6 +1189,7 @@ impl Crowd {
                 .as_ref()
                 .map(|a| (a.position, a.params.radius));
         }
+        let mut guard = GuardScratch::default();
         for (i, plan) in flight.plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
             let id = AgentId(i as u32);
@@ -1225,6 +1226,7 @@ impl Crowd {
                     static_bounds: &self.static_bounds,
                     moving: &self.moving,
                 },
+                &mut guard,
             );
             agent.position = start + moved;
             committed[i] = Some((agent.position, agent.params.radius));
@@ -1736,6 +1738,15 @@ struct Obstacles<'a> {
     moving: &'a [(Shape, (DVec2, DVec2))],
 }
 
+/// The collision guard's buffers, reused from agent to agent through a commit.
+#[derive(Default)]
+struct GuardScratch {
+    /// Committed agents (position, radius) that could touch the agent's step.
+    near: Vec<(DVec2, f64)>,
+    /// Index (statics, then moving) and clearance at the start of shapes within reach.
+    close: Vec<(usize, f64)>,
+}
+
 /// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
 /// moving obstacles. `late` lists agents spawned during the step (not in `hash`).
 #[allow(clippy::too_many_arguments)]
@@ -1748,16 +1759,26 @@ fn guard_step(
     hash: &AgentGrid,
     late: &[usize],
     obstacles: Obstacles<'_>,
+    scratch: &mut GuardScratch,
 ) -> DVec2 {
     let len = displacement.length();
     if len == 0.0 {
         return DVec2::ZERO;
     }
-    let mut near = Vec::new();
+    // Every tried position lies within `len` of the start, so an agent further than
+    // `len + radius + r` (plus a margin for rounding) clears it from all of them: keep only
+    // the others.
+    let could_touch = |(q, r): (DVec2, f64)| {
+        let reach = len + radius + r + 1e-6;
+        (q - start).length_squared() <= reach * reach
+    };
+    let near = &mut scratch.near;
+    near.clear();
     // Committed positions moved at most one step from the snapshot the hash indexes.
     hash.for_each_near(start, 2.0 * len + 4.0 * radius + 2.0, |j| {
         if j != me
             && let Some(c) = committed[j]
+            && could_touch(c)
         {
             near.push(c);
         }
@@ -1770,22 +1791,35 @@ fn guard_step(
     // Static shapes whose bounding box comes within reach (the others stay at least `radius`
     // away from every tried position), with their clearance at the start.
     let reach = len + radius;
-    let close: Vec<(&Shape, f64)> = obstacles
-        .statics
-        .iter()
-        .zip(obstacles.static_bounds)
-        .chain(obstacles.moving.iter().map(|(s, b)| (s, b)))
-        .filter(|(_, (lo, hi))| (start - start.clamp(*lo, *hi)).length() <= reach)
-        .map(|(s, _)| (s, s.distance(start).unwrap_or(0.0)))
-        .collect();
+    let close = &mut scratch.close;
+    close.clear();
+    close.extend(
+        obstacles
+            .statics
+            .iter()
+            .zip(obstacles.static_bounds)
+            .chain(obstacles.moving.iter().map(|(s, b)| (s, b)))
+            .enumerate()
+            .filter(|(_, (_, (lo, hi)))| (start - start.clamp(*lo, *hi)).length() <= reach)
+            .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
+    );
+    let shape = |k: usize| {
+        obstacles
+            .statics
+            .get(k)
+            .unwrap_or_else(|| &obstacles.moving[k - obstacles.statics.len()].0)
+    };
+    let (near, close) = (&*near, &*close);
     let ok = |p: DVec2| {
         near.iter().all(|(q, r)| {
             let need = radius + r;
             let now = (p - *q).length();
             now >= need || now >= (start - *q).length()
-        }) && close
-            .iter()
-            .all(|(s, before)| s.distance(p).is_ok_and(|d| d >= radius || d >= *before))
+        }) && close.iter().all(|(k, before)| {
+            shape(*k)
+                .distance(p)
+                .is_ok_and(|d| d >= radius || d >= *before)
+        })
     };
     let mut t = 1.0;
     for _ in 0..8 {
