@@ -98,6 +98,15 @@ impl Behaviour {
         right: true,
     };
 
+    /// Whether the program reads [`BehaviourInput::nearest`] (the crowd skips finding the
+    /// nearest agent for the others).
+    pub fn uses_nearest(&self) -> bool {
+        matches!(
+            self,
+            Behaviour::TowardsNearest { .. } | Behaviour::AroundNearest { .. }
+        )
+    }
+
     /// Checks the parameters once, at the boundary: finite numbers, and ε small enough that
     /// every v the program can produce stays within |ε|·max|v_i| ≤ 2.
     pub fn validate(&self) -> Result<(), FieldError> {

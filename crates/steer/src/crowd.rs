@@ -1081,6 +1081,7 @@ impl Crowd {
             goals: &self.goals,
             step: self.step,
             rasters: &self.rasters,
+            max_radius: max_radius(&snapshot),
         };
         let prepared: Vec<Prepared> = self
             .agents
@@ -1348,6 +1349,8 @@ struct World<'a> {
     goals: &'a [Goal],
     step: u64,
     rasters: &'a [((u64, u64), StaticRaster)],
+    /// Largest agent radius in the snapshot: how far beyond a window a stamped disc may lie.
+    max_radius: f64,
 }
 
 impl World<'_> {
@@ -1415,15 +1418,27 @@ impl World<'_> {
             });
         }
 
-        // Neighbours within the window.
+        // Neighbours. Stamping needs every agent whose disc reaches into the window; the
+        // nearest agent and the look ahead search the wider sensing box, so only agents whose
+        // programs use them pay for it.
         let half = agent.params.local_map.width() * 0.5;
+        let slots = &agent.params.behaviour;
+        let senses = slots.ahead.is_some() || slots.clear.uses_nearest();
+        // (Cell centres of the window lie within `half` of the agent; a local cell of margin.)
+        let stamp_reach =
+            half + self.max_radius + agent.params.radius + agent.params.local_map.cell_size;
+        let reach = if senses {
+            stamp_reach.max(half * std::f64::consts::SQRT_2 + 2.0)
+        } else {
+            stamp_reach
+        };
         let Neighbours {
             discs: neighbours,
             ids: indices,
         } = scratch;
         neighbours.clear();
         indices.clear();
-        hash.for_each_near(pos, half * std::f64::consts::SQRT_2 + 2.0, |j| {
+        hash.for_each_near(pos, reach, |j| {
             if j != index
                 && let Some((q, r)) = snapshot[j]
             {
@@ -1431,30 +1446,8 @@ impl World<'_> {
                 indices.push(j);
             }
         });
-        // The nearest neighbour in sight (every neighbour is in sight with sight off); ties go
-        // to the lower agent id.
-        let key = |k: usize| ((neighbours[k].0 - pos).length_squared(), indices[k]);
-        let nearest = if self.sight {
-            let mut order: Vec<usize> = (0..neighbours.len()).collect();
-            order.sort_unstable_by(|&a, &b| {
-                let (ka, kb) = (key(a), key(b));
-                ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
-            });
-            order
-                .into_iter()
-                .map(|k| neighbours[k].0)
-                .find(|q| self.in_sight(pos, *q))
-        } else {
-            (0..neighbours.len())
-                .min_by(|&a, &b| {
-                    let (ka, kb) = (key(a), key(b));
-                    ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
-                })
-                .map(|k| neighbours[k].0)
-        };
 
         // Behaviour slot: is anything within dvis ahead?
-        let slots = &agent.params.behaviour;
         let facing = if agent.heading != DVec2::ZERO {
             agent.heading
         } else {
@@ -1476,6 +1469,27 @@ impl World<'_> {
                 ahead
             }
             _ => &slots.clear,
+        };
+        // The nearest neighbour in sight (every neighbour is in sight with sight off); ties go
+        // to the lower agent id.
+        let nearest = if !program.uses_nearest() {
+            None
+        } else {
+            let key = |k: usize| ((neighbours[k].0 - pos).length_squared(), indices[k]);
+            let order = |a: &usize, b: &usize| {
+                let (ka, kb) = (key(*a), key(*b));
+                ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
+            };
+            if self.sight {
+                let mut sorted: Vec<usize> = (0..neighbours.len()).collect();
+                sorted.sort_unstable_by(order);
+                sorted
+                    .into_iter()
+                    .map(|k| neighbours[k].0)
+                    .find(|q| self.in_sight(pos, *q))
+            } else {
+                (0..neighbours.len()).min_by(order).map(|k| neighbours[k].0)
+            }
         };
         let input = BehaviourInput {
             step: self.step,
@@ -1527,6 +1541,15 @@ impl World<'_> {
         });
         Prepared::Relax { bias, recovered }
     }
+}
+
+/// The largest radius among the snapshot's agents (0 for none).
+fn max_radius(snapshot: &[Option<(DVec2, f64)>]) -> f64 {
+    snapshot
+        .iter()
+        .flatten()
+        .map(|(_, r)| *r)
+        .fold(0.0, f64::max)
 }
 
 /// Agents whose local maps relax in one batch: side, sweeps and precision.
@@ -2152,6 +2175,57 @@ mod tests {
         assert_eq!(floor_i64(2.7), 2);
     }
 
+    /// A neighbour far wider than the window's sensing box still lands in the local map
+    /// wherever its disc reaches into the update zone: the neighbour query grows with the
+    /// largest radius in the crowd.
+    #[test]
+    fn a_wide_neighbour_beyond_the_sensing_box_is_still_stamped() {
+        let settings = CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::splat(60.0),
+            ..Default::default()
+        };
+        let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+        let goal = crowd
+            .add_goal(Shape::Disc {
+                centre: DVec2::new(5.0, 50.0),
+                radius: 1.0,
+            })
+            .unwrap();
+        let walker = crowd
+            .spawn(AgentParams {
+                position: DVec2::new(10.1, 10.1),
+                goals: vec![goal],
+                ..Default::default()
+            })
+            .unwrap();
+        // 12.8 m east: beyond the 7.3 m sensing box (and the index cells it touches), but its
+        // 10 m disc grown by the walker's 0.25 m covers the update zone's east column (cell
+        // centres at x = 12.75, 10.15 m from it).
+        crowd
+            .spawn(AgentParams {
+                position: DVec2::new(22.9, 10.1),
+                radius: 10.0,
+                goals: vec![goal],
+                ..Default::default()
+            })
+            .unwrap();
+        // Enough agents elsewhere that the index has cells of the sensing size.
+        for k in 0..100 {
+            let _ = crowd.spawn(AgentParams {
+                position: DVec2::new(1.0 + 0.58 * k as f64, 40.0 + (k % 2) as f64),
+                goals: vec![goal],
+                ..Default::default()
+            });
+        }
+        crowd.advance_to(StepPhase::Sensing);
+        let map = crowd.agent(walker).unwrap().local_map().field();
+        let east = (2..map.height() - 2)
+            .filter(|&y| map.kind(map.width() - 3, y) == Some(CellKind::Obstacle))
+            .count();
+        assert!(east > 0, "the wide neighbour was not stamped");
+    }
+
     use crate::behaviour::Behaviour;
     use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
 
@@ -2242,6 +2316,7 @@ mod tests {
                         goals: &probe.goals,
                         step: probe.step,
                         rasters: &probe.rasters,
+                        max_radius: max_radius(&snapshot),
                     };
                     let mut scratch = Neighbours::default();
                     for (i, slot) in probe.agents.iter_mut().enumerate() {
@@ -2338,6 +2413,7 @@ mod tests {
                     goals: &probe.goals,
                     step: probe.step,
                     rasters: &probe.rasters,
+                    max_radius: max_radius(&snapshot),
                 };
                 for (i, slot) in probe.agents.iter_mut().enumerate() {
                     let Some(agent) = slot else { continue };
