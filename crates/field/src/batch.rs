@@ -209,8 +209,17 @@ impl FieldBatchF32 {
 
     /// Marks every lane unused: sweeps leave them alone.
     pub fn clear(&mut self) {
+        self.clear_from(0);
+    }
+
+    /// Marks lanes `first..` unused, keeping the others: after loading lanes `0..first`,
+    /// what [`Self::clear`] before loading them would give, without rewriting every mask.
+    pub fn clear_from(&mut self, first: usize) {
+        if first >= BATCH_LANES_F32 {
+            return;
+        }
         for m in &mut self.free {
-            *m = [0; BATCH_LANES_F32];
+            m[first..].fill(0);
         }
     }
 
@@ -460,6 +469,17 @@ mod tests {
         let mut out = map.clone();
         batch.store(0, &mut out);
         assert_eq!(out.potentials(), map.potentials());
+        // Lanes past `clear_from` are unused, the ones before it kept.
+        let other = random_map(15, 2);
+        assert!(batch.load(0, &map, &Bias::HARMONIC));
+        assert!(batch.load(1, &other, &Bias::HARMONIC));
+        batch.clear_from(1);
+        batch.relax(10);
+        let (mut first, mut second) = (map.clone(), other.clone());
+        batch.store(0, &mut first);
+        batch.store(1, &mut second);
+        assert_ne!(first.potentials(), map.potentials());
+        assert_eq!(second.potentials(), other.potentials());
     }
 
     #[test]

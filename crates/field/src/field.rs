@@ -198,18 +198,26 @@ impl<T: Potential> Field<T> {
     pub fn reopen_interior(&mut self, value: f64) {
         let (w, h) = (self.width(), self.height());
         let v = T::from_f64(value);
-        for y in 0..h {
-            let row = y * w;
-            let border_row = y == 0 || y + 1 == h;
-            for x in 0..w {
-                let i = row + x;
-                if border_row || x == 0 || x + 1 == w {
-                    self.kinds[i] = CellKind::Obstacle;
-                    self.potential[i] = T::ONE;
-                } else if self.kinds[i] != CellKind::Free {
-                    self.kinds[i] = CellKind::Free;
-                    self.potential[i] = v;
+        for (y, (kinds, potential)) in self
+            .kinds
+            .chunks_exact_mut(w)
+            .zip(self.potential.chunks_exact_mut(w))
+            .enumerate()
+        {
+            if y == 0 || y + 1 == h {
+                kinds.fill(CellKind::Obstacle);
+                potential.fill(T::ONE);
+                continue;
+            }
+            for (k, p) in kinds.iter_mut().zip(potential.iter_mut()) {
+                if *k != CellKind::Free {
+                    *k = CellKind::Free;
+                    *p = v;
                 }
+            }
+            for x in [0, w - 1] {
+                kinds[x] = CellKind::Obstacle;
+                potential[x] = T::ONE;
             }
         }
     }

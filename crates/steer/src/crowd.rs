@@ -1135,10 +1135,10 @@ impl Crowd {
                     group.par_chunks_mut(BATCH_LANES_F32).for_each_init(
                         || FieldBatchF32::new(side, side),
                         |batch, chunk| {
-                            batch.clear();
                             for (lane, (_, agent, bias)) in chunk.iter().enumerate() {
                                 batch.load(lane, agent.local.field(), bias);
                             }
+                            batch.clear_from(chunk.len());
                             batch.relax(sweeps);
                             for (lane, (_, agent, _)) in chunk.iter_mut().enumerate() {
                                 batch.store(lane, agent.local.field_mut());
@@ -1508,7 +1508,7 @@ impl World<'_> {
         let key = raster_key(agent.params.local_map.cell_size, radius);
         match self.rasters.iter().find(|(k, _)| *k == key) {
             Some((_, raster)) => {
-                local.stamp_lattice(|cell| raster.blocked(cell));
+                local.stamp_lattice(raster);
             }
             None => {
                 for shape in self.statics {

@@ -20,6 +20,7 @@ use glam::{DVec2, IVec2};
 use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape, relax};
 
 use crate::SteerError;
+use crate::static_raster::StaticRaster;
 
 /// Shape and effort of a local map.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -189,22 +190,24 @@ impl LocalMap {
         n
     }
 
-    /// Stamps every update-zone cell (but the agent's own) whose world-lattice cell `blocked`
-    /// says is covered; returns cells set.
-    pub(crate) fn stamp_lattice(&mut self, blocked: impl Fn(IVec2) -> bool) -> usize {
+    /// Stamps every update-zone cell (but the agent's own) whose world-lattice cell `raster`
+    /// covers; returns cells set.
+    pub(crate) fn stamp_lattice(&mut self, raster: &StaticRaster) -> usize {
         let lo = 1 + self.settings.free_zone;
         let hi = self.settings.side - 1 - self.settings.free_zone;
         let half = (self.settings.side / 2) as i32;
         let centre = self.centre();
         let mut n = 0;
         for y in lo..hi {
-            for x in lo..hi {
-                let cell = self.anchor + IVec2::new(x as i32 - half, y as i32 - half);
-                if (x, y) != centre && blocked(cell) {
-                    let _ = self.field.set_obstacle(x, y);
+            let start = self.anchor + IVec2::new(lo as i32 - half, y as i32 - half);
+            let field = &mut self.field;
+            raster.for_each_blocked_in_row(start, hi - lo, |k| {
+                let x = lo + k;
+                if (x, y) != centre {
+                    let _ = field.set_obstacle(x, y);
                     n += 1;
                 }
-            }
+            });
         }
         n
     }
@@ -505,7 +508,6 @@ mod tests {
     /// The fast stamping paths cover exactly the cells the general rasteriser covers.
     #[test]
     fn lattice_and_disc_stamps_match_shape_stamps() {
-        use crate::static_raster::StaticRaster;
         let statics = vec![
             Shape::RotatedBox {
                 centre: DVec2::new(1.3, 0.7),
@@ -539,7 +541,7 @@ mod tests {
             for shape in &statics {
                 slow.stamp_obstacle(shape, radius, Coverage::Touch);
             }
-            fast.stamp_lattice(|c| raster.blocked(c));
+            fast.stamp_lattice(&raster);
             let other = pos + DVec2::new(0.9 - 0.05 * k as f64, 0.4);
             slow.stamp_obstacle(
                 &Shape::Disc {

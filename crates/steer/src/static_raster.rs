@@ -96,13 +96,43 @@ impl StaticRaster {
     }
 
     /// Whether lattice cell `cell` is covered.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn blocked(&self, cell: IVec2) -> bool {
         let d = cell - self.first;
         if d.x < 0 || d.y < 0 || d.x as usize >= self.width || d.y as usize >= self.height {
             return false;
         }
         self.blocked[d.y as usize * self.width + d.x as usize]
+    }
+}
+
+impl StaticRaster {
+    /// Calls `f(k)` for each covered cell `k` of the run of `len` lattice cells starting at
+    /// `start` and going +x.
+    #[inline]
+    pub(crate) fn for_each_blocked_in_row(
+        &self,
+        start: IVec2,
+        len: usize,
+        mut f: impl FnMut(usize),
+    ) {
+        let d = start - self.first;
+        if d.y < 0 || d.y as usize >= self.height {
+            return;
+        }
+        // The part of the run inside the mask.
+        let skip = (-d.x).max(0) as usize;
+        let from = d.x.max(0) as usize;
+        let to = (d.x + len as i32).clamp(0, self.width as i32) as usize;
+        if from >= to {
+            return;
+        }
+        let row = &self.blocked[d.y as usize * self.width..][from..to];
+        for (k, b) in row.iter().enumerate() {
+            if *b {
+                f(skip + k);
+            }
+        }
     }
 }
 
@@ -178,6 +208,39 @@ mod tests {
         raster.refresh(lo, hi, &only_b, &bounds(&only_b));
         let fresh = StaticRaster::build(&only_b, 0.5, 0.3, min, max).unwrap();
         assert_eq!(raster.blocked, fresh.blocked);
+        assert!(raster.blocked.iter().any(|b| *b));
+    }
+
+    /// A row run reports exactly the cells `blocked` says are covered, wherever the run lies
+    /// against the mask's edges (inside, across either end, beyond it, above or below).
+    #[test]
+    fn row_runs_match_cell_lookups_across_the_mask_edges() {
+        let shape = Shape::Disc {
+            centre: DVec2::new(1.0, 1.0),
+            radius: 2.2,
+        };
+        let raster = StaticRaster::build(
+            std::slice::from_ref(&shape),
+            0.5,
+            0.3,
+            DVec2::splat(-2.0),
+            DVec2::splat(3.0),
+        )
+        .unwrap();
+        let (first, w, h) = (raster.first, raster.width as i32, raster.height as i32);
+        for y in first.y - 2..first.y + h + 2 {
+            for x in first.x - 14..first.x + w + 2 {
+                for len in [1usize, 5, 11, 40] {
+                    let start = IVec2::new(x, y);
+                    let mut got = Vec::new();
+                    raster.for_each_blocked_in_row(start, len, |k| got.push(k));
+                    let want: Vec<usize> = (0..len)
+                        .filter(|k| raster.blocked(start + IVec2::new(*k as i32, 0)))
+                        .collect();
+                    assert_eq!(got, want, "start {start} len {len}");
+                }
+            }
+        }
         assert!(raster.blocked.iter().any(|b| *b));
     }
 }
