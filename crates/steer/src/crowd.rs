@@ -1041,6 +1041,12 @@ impl Crowd {
             if next == StepPhase::Motion {
                 return Some(self.commit());
             }
+            if next == StepPhase::Sensing && phase >= StepPhase::Decision {
+                // Nobody looks between sensing and decision: run the three together, a chunk of
+                // agents at a time (the same computations, see `sense_relax_decide`).
+                self.sense_relax_decide();
+                continue;
+            }
             match next {
                 StepPhase::Guidance => {
                     self.spawn_index = None;
@@ -1097,6 +1103,80 @@ impl Crowd {
         flight.hash = Some(hash);
         flight.prepared = prepared;
         flight.done = StepPhase::Sensing;
+    }
+
+    /// Sensing, relaxation and decision fused: the agents in chunks of [`BATCH_LANES_F32`]
+    /// consecutive ids, each chunk prepared, relaxed and decided while its local maps are still
+    /// in cache. Every agent gets exactly what the three phases one after the other give it:
+    /// preparing reads only the snapshot and the agent, and each batch lane is relaxed as if
+    /// alone (lanes are grouped by side, sweeps and precision within a chunk).
+    fn sense_relax_decide(&mut self) {
+        self.explore();
+        let (snapshot, hash) = self.snapshot();
+        self.update_rasters();
+        let world = World {
+            statics: &self.statics,
+            static_bounds: &self.static_bounds,
+            sight: self.settings.line_of_sight,
+            moving: &self.moving,
+            goals: &self.goals,
+            step: self.step,
+            rasters: &self.rasters,
+            max_radius: max_radius(&snapshot),
+        };
+        let chunks: Vec<Vec<Option<Plan>>> = self
+            .agents
+            .par_chunks_mut(BATCH_LANES_F32)
+            .enumerate()
+            .map_init(ChunkScratch::default, |scratch, (c, chunk)| {
+                let first = c * BATCH_LANES_F32;
+                let prepared: Vec<Prepared> = chunk
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, slot)| match slot {
+                        Some(agent) if agent.plans() => world.prepare(
+                            first + k,
+                            agent,
+                            &snapshot,
+                            &hash,
+                            &mut scratch.neighbours,
+                        ),
+                        _ => Prepared::Idle,
+                    })
+                    .collect();
+                let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = chunk
+                    .iter_mut()
+                    .zip(&prepared)
+                    .filter_map(|(slot, p)| match (slot, p) {
+                        (Some(agent), Prepared::Relax { bias, .. }) => {
+                            let s = agent.params.local_map;
+                            Some(((s.side, s.sweeps, s.precision), agent, *bias))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                relaxing.sort_by_key(|(key, _, _)| *key);
+                for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
+                    scratch.relax(group);
+                }
+                chunk
+                    .iter()
+                    .zip(prepared)
+                    .map(|(slot, p)| match (slot, p) {
+                        (_, Prepared::Idle) | (None, _) => None,
+                        (_, Prepared::Done(plan)) => Some(plan),
+                        (Some(agent), Prepared::Relax { bias, recovered }) => {
+                            Some(agent.decide(bias, recovered))
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let flight = self.in_flight.as_mut().expect("guidance ran");
+        flight.snapshot = snapshot;
+        flight.hash = Some(hash);
+        flight.plans = chunks.into_iter().flatten().collect();
+        flight.done = StepPhase::Decision;
     }
 
     /// Relaxation: the stamped local maps in batches of agents with the same side and sweeps.
@@ -1550,6 +1630,55 @@ fn max_radius(snapshot: &[Option<(DVec2, f64)>]) -> f64 {
         .flatten()
         .map(|(_, r)| *r)
         .fold(0.0, f64::max)
+}
+
+/// One fused job's buffers: neighbour lists and the batches it last relaxed with.
+#[derive(Default)]
+struct ChunkScratch {
+    neighbours: Neighbours,
+    f32_batch: Option<FieldBatchF32>,
+    f64_batch: Option<FieldBatch>,
+}
+
+impl ChunkScratch {
+    /// Relaxes `group` (one key, at most [`BATCH_LANES_F32`] agents) in place.
+    fn relax(&mut self, group: &mut [(RelaxKey, &mut Agent, Bias)]) {
+        let Some(&((side, sweeps, precision), _, _)) = group.first() else {
+            return;
+        };
+        match precision {
+            LocalPrecision::F32Complement => {
+                let batch = match &mut self.f32_batch {
+                    Some(b) if b.size() == (side, side) => b,
+                    slot => slot.insert(FieldBatchF32::new(side, side)),
+                };
+                for (lane, (_, agent, bias)) in group.iter().enumerate() {
+                    batch.load(lane, agent.local.field(), bias);
+                }
+                batch.clear_from(group.len());
+                batch.relax(sweeps);
+                for (lane, (_, agent, _)) in group.iter_mut().enumerate() {
+                    batch.store(lane, agent.local.field_mut());
+                }
+            }
+            LocalPrecision::F64 => {
+                let batch = match &mut self.f64_batch {
+                    Some(b) if b.size() == (side, side) => b,
+                    slot => slot.insert(FieldBatch::new(side, side)),
+                };
+                for lanes in group.chunks_mut(BATCH_LANES) {
+                    batch.clear();
+                    for (lane, (_, agent, bias)) in lanes.iter().enumerate() {
+                        batch.load(lane, agent.local.field(), bias);
+                    }
+                    batch.relax(sweeps);
+                    for (lane, (_, agent, _)) in lanes.iter_mut().enumerate() {
+                        batch.store(lane, agent.local.field_mut());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Agents whose local maps relax in one batch: side, sweeps and precision.
