@@ -452,11 +452,17 @@ fn hand_over_moving_obstacles(mut world: ResMut<CrowdWorld>) {
     }
 }
 
-/// A system running the crowd up to `phase`.
-fn advance(phase: StepPhase) -> impl FnMut(ResMut<CrowdWorld>) {
-    move |mut world: ResMut<CrowdWorld>| {
+/// A system running the crowd up to `phase`; sensing runs on through decision unless
+/// [`CrowdfieldSettings::split_phases`] asks for the phases apart.
+fn advance(phase: StepPhase) -> impl FnMut(Res<CrowdfieldSettings>, ResMut<CrowdWorld>) {
+    move |settings: Res<CrowdfieldSettings>, mut world: ResMut<CrowdWorld>| {
+        let target = if phase == StepPhase::Sensing && !settings.split_phases {
+            StepPhase::Decision
+        } else {
+            phase
+        };
         if let Some(crowd) = world.crowd_mut() {
-            crowd.advance_to(phase);
+            crowd.advance_to(target);
         }
     }
 }

@@ -565,3 +565,47 @@ fn a_last_target_out_of_time_stops_without_arriving_and_bad_limits_are_rejected(
     ));
     assert_eq!(state(&app, nan), AgentState::Rejected);
 }
+
+/// Sensing, relaxation and decision run together by default and apart with `split_phases`
+/// (a game system ordered between the sets runs either way): the same plans.
+#[test]
+fn split_and_fused_phases_plan_the_same_steps() {
+    #[derive(Resource, Default)]
+    struct Between(usize);
+    let mut runs = Vec::new();
+    for split in [false, true] {
+        let mut app = app(20.0, 10.0);
+        app.world_mut()
+            .resource_mut::<CrowdfieldSettings>()
+            .split_phases = split;
+        app.init_resource::<Between>().add_systems(
+            FixedUpdate,
+            (|mut n: ResMut<Between>| n.0 += 1)
+                .after(CrowdfieldSystems::Sensing)
+                .before(CrowdfieldSystems::Relaxation),
+        );
+        let walkers: Vec<Entity> = (0..6)
+            .map(|k| {
+                let (x, goal) = if k % 2 == 0 { (2.0, 18.0) } else { (18.0, 2.0) };
+                agent(
+                    &mut app,
+                    Vec2::new(x, 2.0 + 1.2 * k as f32),
+                    AgentGoals::point(Vec2::new(goal, 5.0)),
+                )
+            })
+            .collect();
+        let mut track = Vec::new();
+        for _ in 0..30 {
+            app.update();
+            track.push(
+                walkers
+                    .iter()
+                    .map(|w| planned(&app, *w))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert!(app.world().resource::<Between>().0 > 0);
+        runs.push(track);
+    }
+    assert_eq!(runs[0], runs[1]);
+}
