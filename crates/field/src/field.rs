@@ -222,6 +222,53 @@ impl<T: Potential> Field<T> {
         }
     }
 
+    /// [`Self::translate_by_cells`]`(offset, fill)` then [`Self::reopen_interior`]`(value)`, in
+    /// one pass over the grid instead of two: a local map moving with its agent.
+    pub fn translate_and_reopen(&mut self, offset: IVec2, fill: f64, value: f64) {
+        if offset == IVec2::ZERO {
+            self.reopen_interior(value);
+            return;
+        }
+        let (w, h) = (self.width() as i64, self.height() as i64);
+        let (fill, v) = (T::from_f64(fill), T::from_f64(value));
+        let (dx, dy) = (offset.x as i64, offset.y as i64);
+        let (kinds, potential) = (&mut self.kinds, &mut self.potential);
+        // In place, walking away from the sources (as `translate_by_cells`): every cell reads
+        // its source before the source is visited and rewritten.
+        let mut visit = |x: i64, y: i64| {
+            let i = (y * w + x) as usize;
+            if y == 0 || y + 1 == h || x == 0 || x + 1 == w {
+                kinds[i] = CellKind::Obstacle;
+                potential[i] = T::ONE;
+            } else if kinds[i] != CellKind::Free {
+                kinds[i] = CellKind::Free;
+                potential[i] = v;
+            } else {
+                let (sx, sy) = (x + dx, y + dy);
+                potential[i] = if sx >= 0 && sy >= 0 && sx < w && sy < h {
+                    potential[(sy * w + sx) as usize]
+                } else {
+                    fill
+                };
+            }
+        };
+        if dy * w + dx > 0 {
+            for y in 0..h {
+                for x in 0..w {
+                    visit(x, y);
+                }
+            }
+        } else {
+            for y in (0..h).rev() {
+                for x in (0..w).rev() {
+                    visit(x, y);
+                }
+            }
+        }
+        let origin = self.geometry.origin() + offset.as_dvec2() * self.geometry.cell_size();
+        self.geometry = self.geometry.with_origin(origin);
+    }
+
     /// Resets every free cell to `value` (a cold start).
     pub fn reset_free(&mut self, value: f64) {
         let v = T::from_f64(value);
@@ -485,6 +532,31 @@ mod tests {
                         assert_eq!(f.potential(x as usize, y as usize), want, "({dx}, {dy})");
                     }
                 }
+            }
+        }
+    }
+
+    /// One pass gives what translating and then reopening give, kinds, potentials and origin,
+    /// for every offset direction, with goals on the border and fixed and obstacle cells inside.
+    #[test]
+    fn translating_and_reopening_in_one_pass_matches_the_two_passes() {
+        for dy in -7..=7 {
+            for dx in -7..=7 {
+                let mut f = field(7, 5);
+                for (i, p) in f.potentials_mut().iter_mut().enumerate() {
+                    *p = (i as f64 * 0.37).fract();
+                }
+                f.set_obstacle(2, 2).unwrap();
+                f.set_fixed(4, 1, 0.25).unwrap();
+                f.set_goal(6, 2).unwrap();
+                f.set_goal(3, 0).unwrap();
+                let mut two = f.clone();
+                two.translate_by_cells(IVec2::new(dx, dy), 0.9);
+                two.reopen_interior(0.8);
+                f.translate_and_reopen(IVec2::new(dx, dy), 0.9, 0.8);
+                assert_eq!(f.kinds(), two.kinds(), "({dx}, {dy})");
+                assert_eq!(f.potentials(), two.potentials(), "({dx}, {dy})");
+                assert_eq!(f.geometry(), two.geometry());
             }
         }
     }

@@ -149,19 +149,12 @@ impl LocalMap {
     /// Moves the window onto the lattice cell containing `position`, carrying potentials.
     pub fn recentre(&mut self, position: DVec2) {
         let anchor = lattice_cell(position, self.settings.cell_size);
-        let shift = anchor - self.anchor;
-        if shift != IVec2::ZERO {
-            self.field
-                .translate_by_cells(shift, self.settings.initial_value);
-            self.anchor = anchor;
-        }
-        self.reset_zones();
-    }
-
-    /// Every interior cell free (keeping its value), the border at 1.
-    fn reset_zones(&mut self) {
-        // Cells that were stamped last step restart from the initial value.
-        self.field.reopen_interior(self.settings.initial_value);
+        // Potentials carried, cells stamped last step restarted from the initial value, every
+        // interior cell free and the border at 1.
+        let init = self.settings.initial_value;
+        self.field
+            .translate_and_reopen(anchor - self.anchor, init, init);
+        self.anchor = anchor;
     }
 
     fn in_update_zone(&self, x: usize, y: usize) -> bool {
