@@ -415,6 +415,8 @@ pub struct Crowd {
     spawn_index: Option<SpatialHash>,
     /// Largest agent radius ever spawned.
     largest_radius: f64,
+    /// Buffers of a step whose agents fit one chunk (small crowds step without the pool).
+    scratch: ChunkScratch,
     /// Moving obstacles of the current step, with their bounding boxes.
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
@@ -520,6 +522,7 @@ impl Crowd {
             static_bounds,
             spawn_index: None,
             largest_radius: 0.0,
+            scratch: ChunkScratch::default(),
             moving: Vec::new(),
             in_flight: None,
         })
@@ -1124,54 +1127,61 @@ impl Crowd {
             rasters: &self.rasters,
             max_radius: max_radius(&snapshot),
         };
-        let chunks: Vec<Vec<Option<Plan>>> = self
-            .agents
-            .par_chunks_mut(BATCH_LANES_F32)
-            .enumerate()
-            .map_init(ChunkScratch::default, |scratch, (c, chunk)| {
-                let first = c * BATCH_LANES_F32;
-                let prepared: Vec<Prepared> = chunk
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(k, slot)| match slot {
-                        Some(agent) if agent.plans() => world.prepare(
-                            first + k,
-                            agent,
-                            &snapshot,
-                            &hash,
-                            &mut scratch.neighbours,
-                        ),
-                        _ => Prepared::Idle,
-                    })
-                    .collect();
-                let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = chunk
-                    .iter_mut()
-                    .zip(&prepared)
-                    .filter_map(|(slot, p)| match (slot, p) {
-                        (Some(agent), Prepared::Relax { bias, .. }) => {
-                            let s = agent.params.local_map;
-                            Some(((s.side, s.sweeps, s.precision), agent, *bias))
-                        }
-                        _ => None,
-                    })
-                    .collect();
-                relaxing.sort_by_key(|(key, _, _)| *key);
-                for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
-                    scratch.relax(group);
-                }
-                chunk
-                    .iter()
-                    .zip(prepared)
-                    .map(|(slot, p)| match (slot, p) {
-                        (_, Prepared::Idle) | (None, _) => None,
-                        (_, Prepared::Done(plan)) => Some(plan),
-                        (Some(agent), Prepared::Relax { bias, recovered }) => {
-                            Some(agent.decide(bias, recovered))
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let work = |scratch: &mut ChunkScratch, (c, chunk): (usize, &mut [Option<Agent>])| {
+            let first = c * BATCH_LANES_F32;
+            let prepared: Vec<Prepared> = chunk
+                .iter_mut()
+                .enumerate()
+                .map(|(k, slot)| match slot {
+                    Some(agent) if agent.plans() => {
+                        world.prepare(first + k, agent, &snapshot, &hash, &mut scratch.neighbours)
+                    }
+                    _ => Prepared::Idle,
+                })
+                .collect();
+            let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = chunk
+                .iter_mut()
+                .zip(&prepared)
+                .filter_map(|(slot, p)| match (slot, p) {
+                    (Some(agent), Prepared::Relax { bias, .. }) => {
+                        let s = agent.params.local_map;
+                        Some(((s.side, s.sweeps, s.precision), agent, *bias))
+                    }
+                    _ => None,
+                })
+                .collect();
+            relaxing.sort_by_key(|(key, _, _)| *key);
+            for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
+                scratch.relax(group);
+            }
+            chunk
+                .iter()
+                .zip(prepared)
+                .map(|(slot, p)| match (slot, p) {
+                    (_, Prepared::Idle) | (None, _) => None,
+                    (_, Prepared::Done(plan)) => Some(plan),
+                    (Some(agent), Prepared::Relax { bias, recovered }) => {
+                        Some(agent.decide(bias, recovered))
+                    }
+                })
+                .collect()
+        };
+        let chunks: Vec<Vec<Option<Plan>>> = if self.agents.len() <= BATCH_LANES_F32 {
+            // One chunk: no thread pool round trip (hosts step small crowds from threads that
+            // are not the pool's), and the batch is kept from step to step.
+            let scratch = &mut self.scratch;
+            self.agents
+                .chunks_mut(BATCH_LANES_F32)
+                .enumerate()
+                .map(|job| work(scratch, job))
+                .collect()
+        } else {
+            self.agents
+                .par_chunks_mut(BATCH_LANES_F32)
+                .enumerate()
+                .map_init(ChunkScratch::default, work)
+                .collect()
+        };
         let flight = self.in_flight.as_mut().expect("guidance ran");
         flight.snapshot = snapshot;
         flight.hash = Some(hash);
@@ -1633,7 +1643,7 @@ fn max_radius(snapshot: &[Option<(DVec2, f64)>]) -> f64 {
 }
 
 /// One fused job's buffers: neighbour lists and the batches it last relaxed with.
-#[derive(Default)]
+#[derive(Default, Debug, Clone)]
 struct ChunkScratch {
     neighbours: Neighbours,
     f32_batch: Option<FieldBatchF32>,
@@ -1685,7 +1695,7 @@ impl ChunkScratch {
 type RelaxKey = (usize, usize, LocalPrecision);
 
 /// A planning job's neighbour buffers, reused from agent to agent (no allocation per agent).
-#[derive(Default)]
+#[derive(Default, Debug, Clone)]
 struct Neighbours {
     /// Position and radius of each neighbour found.
     discs: Vec<(DVec2, f64)>,
