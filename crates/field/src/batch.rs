@@ -185,6 +185,8 @@ pub struct FieldBatchF32 {
     potential: Vec<LanesF32>,
     /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
     free: Vec<MasksF32>,
+    /// Lanes below this may be in use; sweeps skip the vectors above it.
+    used: usize,
     /// Per-lane stencil weights east, west, north, south.
     weights: [LanesF32; 4],
 }
@@ -199,6 +201,7 @@ impl FieldBatchF32 {
             potential: vec![[0.0; BATCH_LANES_F32]; n],
             free: vec![[0; BATCH_LANES_F32]; n],
             weights: [[0.0; BATCH_LANES_F32]; 4],
+            used: 0,
         }
     }
 
@@ -221,6 +224,7 @@ impl FieldBatchF32 {
         for m in &mut self.free {
             m[first..].fill(0);
         }
+        self.used = self.used.min(first);
     }
 
     /// Copies the complements `1 − p` of `field` (rounded to `f32`), its kinds and `bias` into
@@ -239,6 +243,7 @@ impl FieldBatchF32 {
             cell[lane] = (1.0 - *p) as f32;
             mask[lane] = if *k == CellKind::Free { u32::MAX } else { 0 };
         }
+        self.used = self.used.max(lane + 1);
         let w = bias.weights();
         for (k, value) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
             self.weights[k][lane] = value as f32;
@@ -270,26 +275,39 @@ impl FieldBatchF32 {
     /// [`FieldBatch::relax`] (AVX2 build chosen at run time, no fused multiply–add, so results
     /// are bit-identical across CPUs).
     pub fn relax(&mut self, sweeps: usize) {
+        // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
+        // costs a fraction of a full one.
+        match self.used {
+            0 => {}
+            1..=8 => self.relax_dispatch::<8>(sweeps),
+            9..=16 => self.relax_dispatch::<16>(sweeps),
+            17..=24 => self.relax_dispatch::<24>(sweeps),
+            _ => self.relax_dispatch::<BATCH_LANES_F32>(sweeps),
+        }
+    }
+
+    fn relax_dispatch<const N: usize>(&mut self, sweeps: usize) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: `relax_avx2` only needs AVX2, which the CPU was just checked for.
             #[allow(unsafe_code)]
             unsafe {
-                self.relax_avx2(sweeps)
+                self.relax_avx2::<N>(sweeps)
             };
             return;
         }
-        self.relax_lanes(sweeps);
+        self.relax_lanes::<N>(sweeps);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn relax_avx2(&mut self, sweeps: usize) {
-        self.relax_lanes(sweeps);
+    fn relax_avx2<const N: usize>(&mut self, sweeps: usize) {
+        self.relax_lanes::<N>(sweeps);
     }
 
+    /// The sweeps on lanes `0..N`.
     #[inline(always)]
-    fn relax_lanes(&mut self, sweeps: usize) {
+    fn relax_lanes<const N: usize>(&mut self, sweeps: usize) {
         let (w, h) = (self.width, self.height);
         if w < 3 || h < 3 {
             return;
@@ -309,7 +327,7 @@ impl FieldBatchF32 {
                     let old = row[x];
                     let mask = masks[x];
                     let mut out = old;
-                    for l in 0..BATCH_LANES_F32 {
+                    for l in 0..N {
                         // The scalar kernel's operation order (see `FieldBatch`).
                         let new =
                             we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
