@@ -229,41 +229,77 @@ impl<T: Potential> Field<T> {
             self.reopen_interior(value);
             return;
         }
-        let (w, h) = (self.width() as i64, self.height() as i64);
+        let (w, h) = (self.width(), self.height());
         let (fill, v) = (T::from_f64(fill), T::from_f64(value));
         let (dx, dy) = (offset.x as i64, offset.y as i64);
         let (kinds, potential) = (&mut self.kinds, &mut self.potential);
-        // In place, walking away from the sources (as `translate_by_cells`): every cell reads
-        // its source before the source is visited and rewritten.
-        let mut visit = |x: i64, y: i64| {
-            let i = (y * w + x) as usize;
-            if y == 0 || y + 1 == h || x == 0 || x + 1 == w {
-                kinds[i] = CellKind::Obstacle;
-                potential[i] = T::ONE;
-            } else if kinds[i] != CellKind::Free {
-                kinds[i] = CellKind::Free;
-                potential[i] = v;
-            } else {
-                let (sx, sy) = (x + dx, y + dy);
-                potential[i] = if sx >= 0 && sy >= 0 && sx < w && sy < h {
-                    potential[(sy * w + sx) as usize]
+        // Row by row, walking away from the source rows (upwards for dy > 0, downwards for
+        // dy < 0), so every row reads its source row before that row is rewritten; within a
+        // row the border columns are written last, after the interior has read them.
+        let mut visit = |y: usize| {
+            let row = y * w..y * w + w;
+            if y == 0 || y + 1 == h {
+                kinds[row.clone()].fill(CellKind::Obstacle);
+                potential[row].fill(T::ONE);
+                return;
+            }
+            let sy = y as i64 + dy;
+            let source_in = |x: usize| {
+                let sx = x as i64 + dx;
+                (sx >= 0 && sx < w as i64).then_some(sx as usize)
+            };
+            let kinds = &mut kinds[row.clone()];
+            if sy < 0 || sy >= h as i64 {
+                for (k, p) in kinds[1..w - 1]
+                    .iter_mut()
+                    .zip(&mut potential[y * w + 1..y * w + w - 1])
+                {
+                    *p = if *k == CellKind::Free { fill } else { v };
+                    *k = CellKind::Free;
+                }
+            } else if sy as usize != y {
+                let sy = sy as usize;
+                let (dst, src) = if sy > y {
+                    let (a, b) = potential.split_at_mut(sy * w);
+                    (&mut a[y * w..y * w + w], &b[..w])
                 } else {
-                    fill
+                    let (a, b) = potential.split_at_mut(y * w);
+                    (&mut b[..w], &a[sy * w..sy * w + w])
                 };
+                for x in 1..w - 1 {
+                    dst[x] = if kinds[x] != CellKind::Free {
+                        v
+                    } else {
+                        source_in(x).map_or(fill, |sx| src[sx])
+                    };
+                    kinds[x] = CellKind::Free;
+                }
+            } else {
+                // The same row, shifted along x (dx ≠ 0): walk away from the sources.
+                let line = &mut potential[row.clone()];
+                let mut cell = |x: usize| {
+                    line[x] = if kinds[x] != CellKind::Free {
+                        v
+                    } else {
+                        source_in(x).map_or(fill, |sx| line[sx])
+                    };
+                    kinds[x] = CellKind::Free;
+                };
+                if dx > 0 {
+                    (1..w - 1).for_each(&mut cell);
+                } else {
+                    (1..w - 1).rev().for_each(&mut cell);
+                }
+            }
+            for x in [0, w - 1] {
+                kinds[x] = CellKind::Obstacle;
+                potential[y * w + x] = T::ONE;
             }
         };
-        if dy * w + dx > 0 {
-            for y in 0..h {
-                for x in 0..w {
-                    visit(x, y);
-                }
-            }
+        if dy > 0 || (dy == 0 && dx > 0) {
+            (0..h).for_each(&mut visit);
         } else {
-            for y in (0..h).rev() {
-                for x in (0..w).rev() {
-                    visit(x, y);
-                }
-            }
+            (0..h).rev().for_each(&mut visit);
         }
         let origin = self.geometry.origin() + offset.as_dvec2() * self.geometry.cell_size();
         self.geometry = self.geometry.with_origin(origin);
