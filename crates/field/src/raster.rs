@@ -225,6 +225,27 @@ impl Shape {
 
     /// Distance from a world point to the shape (0 inside).
     pub fn distance(&self, point: DVec2) -> Result<f64, FieldError> {
+        // Discs and boxes without building their cores (no allocation): the same arithmetic
+        // as the general path below, for the shapes the collision guard and the goal checks
+        // meet most.
+        match self {
+            Shape::Disc { centre, radius }
+                if centre.is_finite() && radius.is_finite() && *radius >= 0.0 =>
+            {
+                let d = f64::INFINITY.min((point - *centre).length());
+                return Ok((d - radius).max(0.0));
+            }
+            Shape::Aabb { min, max } if min.is_finite() && max.is_finite() => {
+                let (lo, hi) = (min.min(*max), max.max(*min));
+                // Wide enough that `convex_core` keeps all four corners.
+                if hi.x - lo.x > 1e-6 && hi.y - lo.y > 1e-6 {
+                    let corners = [lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)];
+                    let d = f64::INFINITY.min(point_convex_distance(point, &corners));
+                    return Ok(d.max(0.0));
+                }
+            }
+            _ => {}
+        }
         let (cores, radius) = self.cores()?;
         let d = cores
             .iter()
@@ -395,17 +416,20 @@ fn point_core_distance(p: DVec2, core: &Core) -> f64 {
     match core {
         Core::Point(c) => (p - *c).length(),
         Core::Segment(a, b) => point_segment_distance(p, *a, *b),
-        Core::Convex(pts) => {
-            let n = pts.len();
-            let inside = (0..n).all(|i| (pts[(i + 1) % n] - pts[i]).perp_dot(p - pts[i]) >= 0.0);
-            if inside {
-                0.0
-            } else {
-                (0..n)
-                    .map(|i| point_segment_distance(p, pts[i], pts[(i + 1) % n]))
-                    .fold(f64::INFINITY, f64::min)
-            }
-        }
+        Core::Convex(pts) => point_convex_distance(p, pts),
+    }
+}
+
+/// Distance from `p` to a counter-clockwise convex polygon (0 inside).
+fn point_convex_distance(p: DVec2, pts: &[DVec2]) -> f64 {
+    let n = pts.len();
+    let inside = (0..n).all(|i| (pts[(i + 1) % n] - pts[i]).perp_dot(p - pts[i]) >= 0.0);
+    if inside {
+        0.0
+    } else {
+        (0..n)
+            .map(|i| point_segment_distance(p, pts[i], pts[(i + 1) % n]))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
@@ -523,6 +547,69 @@ fn segment_hits_box(a: DVec2, b: DVec2, lo: DVec2, hi: DVec2) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The allocation-free distance of discs and boxes is the general path's, bit for bit,
+    /// including degenerate boxes, NaN and infinite points.
+    #[test]
+    fn disc_and_box_distances_match_the_general_path_bit_for_bit() {
+        let general = |shape: &Shape, p: DVec2| {
+            let (cores, radius) = shape.cores().unwrap();
+            let d = cores
+                .iter()
+                .map(|c| point_core_distance(p, c))
+                .fold(f64::INFINITY, f64::min);
+            (d - radius).max(0.0)
+        };
+        let shapes = [
+            Shape::Disc {
+                centre: DVec2::new(0.3, -0.2),
+                radius: 0.7,
+            },
+            Shape::Disc {
+                centre: DVec2::ZERO,
+                radius: 0.0,
+            },
+            Shape::Aabb {
+                min: DVec2::new(-1.0, 0.5),
+                max: DVec2::new(2.0, 1.25),
+            },
+            Shape::Aabb {
+                min: DVec2::new(2.0, 1.25),
+                max: DVec2::new(-1.0, 0.5),
+            },
+            Shape::Aabb {
+                min: DVec2::new(0.0, 0.0),
+                max: DVec2::new(0.0, 3.0),
+            },
+            Shape::Aabb {
+                min: DVec2::new(0.0, 0.0),
+                max: DVec2::new(1e-7, 3.0),
+            },
+        ];
+        let mut points: Vec<DVec2> = (0..400)
+            .map(|k| {
+                DVec2::new(
+                    -3.0 + 0.0173 * k as f64,
+                    2.5 - 0.0131 * (k * 7 % 400) as f64,
+                )
+            })
+            .collect();
+        points.extend([
+            DVec2::new(f64::NAN, 0.0),
+            DVec2::new(f64::INFINITY, 1.0),
+            DVec2::new(-1.0, 0.5),
+        ]);
+        for shape in &shapes {
+            for p in &points {
+                let fast = shape.distance(*p).unwrap();
+                assert_eq!(
+                    fast.to_bits(),
+                    general(shape, *p).to_bits(),
+                    "{shape:?} at {p}"
+                );
+            }
+        }
+    }
     use crate::field::CellKind;
 
     fn grid() -> GridGeometry {
