@@ -259,7 +259,7 @@ impl<'a> Baseline<'a> {
             let goal = crowd.goal(w.goals[w.goal_index]).expect("known goal");
             let dir = w
                 .subgoals
-                .descent(goal.map(), w.position)
+                .descent_shared(goal.map(), w.position, goal.subgoal_cache())
                 .ok()
                 .and_then(|d| d.try_normalize())
                 .unwrap_or(DVec2::ZERO);

@@ -16,7 +16,13 @@
 //!    is no longer flat (p ≤ p_min there), which hands over smoothly.
 //!
 //! The stack belongs to one agent and one base field; [`SubgoalStack::clear`] it when the base
-//! field changes.
+//! field changes. A sub-goal field depends only on its parent field and on the connected free
+//! region the agent stands in, so every agent of that region on that base field would build the
+//! same one: a [`SubgoalCache`] shared by their stacks builds it once
+//! ([`SubgoalStack::descent_shared`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use glam::DVec2;
 
@@ -35,18 +41,128 @@ pub const SUBGOAL_LEVEL: f64 = 1.0 - 1e-5;
 const SUBGOAL_TOLERANCE: f64 = 1e-13;
 
 /// One sub-goal: its field and the cells fixed at 0 in it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Layer {
     field: Field<f64>,
     goals: usize,
+    /// Region labels from the base field up to this layer: the layer's identity.
+    key: Vec<u32>,
+    /// Connected free regions of `field` (see [`region_labels`]), for the layer above.
+    labels: Vec<u32>,
+}
+
+/// Label of cells that are not free.
+const NO_REGION: u32 = u32::MAX;
+
+/// Sub-goal fields shared by the [`SubgoalStack`]s of every agent on one base field.
+///
+/// Fields are keyed by the chain of free regions they were built in, so an agent asking for a
+/// sub-goal another agent of its region already built gets that field (the same values it would
+/// have computed) instead of solving it again. Thread-safe: stacks of agents planned in parallel
+/// share it; a field is built under the cache's lock. [`SubgoalCache::clear`] it, with the
+/// stacks, when the base field changes.
+#[derive(Debug, Default)]
+pub struct SubgoalCache {
+    inner: Mutex<CacheInner>,
+}
+
+#[derive(Debug, Default)]
+struct CacheInner {
+    /// Connected free regions of the base field, computed at the first sub-goal.
+    base_labels: Option<Arc<Vec<u32>>>,
+    /// Built layers by key; `None` where the region had no iso-contour to aim at.
+    layers: HashMap<Vec<u32>, Option<Arc<Layer>>>,
+    solver: MultigridSolver,
+}
+
+impl Clone for SubgoalCache {
+    fn clone(&self) -> Self {
+        let inner = self.lock();
+        Self {
+            inner: Mutex::new(CacheInner {
+                base_labels: inner.base_labels.clone(),
+                layers: inner.layers.clone(),
+                solver: inner.solver,
+            }),
+        }
+    }
+}
+
+impl SubgoalCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every field (call when the base field changes).
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        inner.base_labels = None;
+        inner.layers.clear();
+    }
+
+    /// Sub-goal fields held.
+    pub fn len(&self) -> usize {
+        self.lock().layers.values().flatten().count()
+    }
+
+    /// Whether no sub-goal field is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CacheInner> {
+        // A panic while building leaves at worst a missing entry: the data stays usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The layer over `parent` (the base when `below` is `None`) for an agent at `position`:
+    /// built on first request, then shared. `Ok(None)` when the agent's region has no cell at
+    /// the sub-goal level.
+    fn layer(
+        &self,
+        base: &Field<f64>,
+        below: Option<&Arc<Layer>>,
+        position: DVec2,
+    ) -> Result<Option<Arc<Layer>>, FieldError> {
+        let parent = below.map_or(base, |l| &l.field);
+        let cell = parent.geometry().world_to_cell(position);
+        if !parent.geometry().contains_cell(cell) {
+            return Ok(None);
+        }
+        let i = cell.y as usize * parent.width() + cell.x as usize;
+        let mut inner = self.lock();
+        let base_labels;
+        let labels: &[u32] = match below {
+            Some(l) => &l.labels,
+            None => {
+                base_labels = inner
+                    .base_labels
+                    .get_or_insert_with(|| Arc::new(region_labels(base)))
+                    .clone();
+                &base_labels
+            }
+        };
+        let region = labels[i];
+        if region == NO_REGION {
+            return Ok(None);
+        }
+        let mut key = below.map_or_else(Vec::new, |l| l.key.clone());
+        key.push(region);
+        if let Some(layer) = inner.layers.get(&key) {
+            return Ok(layer.clone());
+        }
+        let layer = build_layer(parent, labels, region, key.clone(), &inner.solver)?.map(Arc::new);
+        inner.layers.insert(key, layer.clone());
+        Ok(layer)
+    }
 }
 
 /// A stack of sub-goal fields over one base field, for one agent.
 #[derive(Debug, Clone)]
 pub struct SubgoalStack {
-    layers: Vec<Layer>,
+    layers: Vec<Arc<Layer>>,
     max_depth: usize,
-    solver: MultigridSolver,
 }
 
 impl Default for SubgoalStack {
@@ -61,7 +177,6 @@ impl SubgoalStack {
         Self {
             layers: Vec::new(),
             max_depth: 64,
-            solver: MultigridSolver::new(),
         }
     }
 
@@ -97,6 +212,19 @@ impl SubgoalStack {
     /// Returns a zero vector when no field with a usable gradient can be built (the agent's
     /// region has no route to any goal, or the stack is full).
     pub fn descent(&mut self, base: &Field<f64>, position: DVec2) -> Result<DVec2, FieldError> {
+        // Nothing shared: every sub-goal this call needs is built for it.
+        self.descent_shared(base, position, &SubgoalCache::new())
+    }
+
+    /// [`Self::descent`] with sub-goal fields taken from, and added to, `cache`, which every
+    /// stack on `base` may share (clear it when `base` changes). The same directions as
+    /// [`Self::descent`].
+    pub fn descent_shared(
+        &mut self,
+        base: &Field<f64>,
+        position: DVec2,
+        cache: &SubgoalCache,
+    ) -> Result<DVec2, FieldError> {
         if base.geometry()
             != self
                 .layers
@@ -130,50 +258,11 @@ impl SubgoalStack {
             if self.layers.len() >= self.max_depth {
                 return Ok(DVec2::ZERO);
             }
-            let Some(layer) = self.build_layer(field, position)? else {
+            let Some(layer) = cache.layer(base, self.layers.last(), position)? else {
                 return Ok(DVec2::ZERO);
             };
             self.layers.push(layer);
         }
-    }
-
-    /// A field whose goals are the SUBGOAL_LEVEL iso-contour of `parent`, restricted to the
-    /// contour cells 4-connected to the agent's cell through free cells. `None` when there are
-    /// none (the agent's region has no route out).
-    fn build_layer(
-        &self,
-        parent: &Field<f64>,
-        position: DVec2,
-    ) -> Result<Option<Layer>, FieldError> {
-        let (w, h) = (parent.width(), parent.height());
-        let p = parent.potentials();
-        let kinds = parent.kinds();
-        let region = free_region(parent, position);
-        let mut field = parent.clone();
-        field.clear_goals(1.0);
-        field.reset_free(1.0);
-        let mut goals = 0;
-        for y in 1..h - 1 {
-            for x in 1..w - 1 {
-                let i = y * w + x;
-                if !region[i] || p[i] > SUBGOAL_LEVEL {
-                    continue;
-                }
-                let edge = [i + 1, i - 1, i + w, i - w]
-                    .iter()
-                    .any(|&j| kinds[j] == CellKind::Free && p[j] > SUBGOAL_LEVEL);
-                if edge {
-                    field.set_goal(x, y)?;
-                    goals += 1;
-                }
-            }
-        }
-        if goals == 0 {
-            return Ok(None);
-        }
-        self.solver
-            .solve(&mut field, &Bias::HARMONIC, SUBGOAL_TOLERANCE)?;
-        Ok(Some(Layer { field, goals }))
     }
 
     /// Number of goal cells of each stacked sub-goal, bottom first (for overlays and tests).
@@ -182,23 +271,73 @@ impl SubgoalStack {
     }
 }
 
-/// Free cells 4-connected to the cell containing `position`.
-fn free_region(field: &Field<f64>, position: DVec2) -> Vec<bool> {
-    let (w, h) = (field.width(), field.height());
-    let kinds = field.kinds();
-    let mut seen = vec![false; w * h];
-    let start = field.geometry().world_to_cell(position);
-    if !field.geometry().contains_cell(start) {
-        return seen;
+/// The sub-goal field over `parent` for the free region `region` of `labels`: the region's
+/// cells at the sub-goal level next to a cell above it become goals, and the field is solved.
+/// `None` when the region has no such cell.
+fn build_layer(
+    parent: &Field<f64>,
+    labels: &[u32],
+    region: u32,
+    key: Vec<u32>,
+    solver: &MultigridSolver,
+) -> Result<Option<Layer>, FieldError> {
+    let (w, h) = (parent.width(), parent.height());
+    let p = parent.potentials();
+    let kinds = parent.kinds();
+    let mut field = parent.clone();
+    field.clear_goals(1.0);
+    field.reset_free(1.0);
+    let mut goals = 0;
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            if labels[i] != region || p[i] > SUBGOAL_LEVEL {
+                continue;
+            }
+            let edge = [i + 1, i - 1, i + w, i - w]
+                .iter()
+                .any(|&j| kinds[j] == CellKind::Free && p[j] > SUBGOAL_LEVEL);
+            if edge {
+                field.set_goal(x, y)?;
+                goals += 1;
+            }
+        }
     }
-    let mut stack = vec![start.y as usize * w + start.x as usize];
-    while let Some(i) = stack.pop() {
-        if seen[i] || kinds[i] != CellKind::Free {
+    if goals == 0 {
+        return Ok(None);
+    }
+    solver.solve(&mut field, &Bias::HARMONIC, SUBGOAL_TOLERANCE)?;
+    let labels = region_labels(&field);
+    Ok(Some(Layer {
+        field,
+        goals,
+        key,
+        labels,
+    }))
+}
+
+/// Every free cell labelled with its 4-connected free region (regions numbered in scan order
+/// of their first cell), [`NO_REGION`] elsewhere.
+fn region_labels(field: &Field<f64>) -> Vec<u32> {
+    let w = field.width();
+    let kinds = field.kinds();
+    let mut labels = vec![NO_REGION; kinds.len()];
+    let mut next = 0;
+    let mut stack = Vec::new();
+    for start in 0..kinds.len() {
+        if kinds[start] != CellKind::Free || labels[start] != NO_REGION {
             continue;
         }
-        seen[i] = true;
-        // Free cells are never on the border ring, so all four neighbours exist.
-        stack.extend([i + 1, i - 1, i + w, i - w]);
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            if labels[i] != NO_REGION || kinds[i] != CellKind::Free {
+                continue;
+            }
+            labels[i] = next;
+            // Free cells are never on the border ring, so all four neighbours exist.
+            stack.extend([i + 1, i - 1, i + w, i - w]);
+        }
+        next += 1;
     }
-    seen
+    labels
 }

@@ -95,7 +95,7 @@ pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32};
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};
-pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalStack};
+pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalCache, SubgoalStack};
 pub use grid::GridGeometry;
 pub use multigrid::{MultigridSolver, MultigridWorkspace, SolveReport};
 pub use raster::{Coverage, Shape, rasterise_goal, rasterise_obstacle};

@@ -2,7 +2,9 @@
 //! one-cell passage is flat in the converged f64 field; an agent there reaches the goal by
 //! stacking sub-goals, and the stack is empty on arrival.
 
-use crowdfield_field::{Bias, CellKind, Field, GridGeometry, MultigridSolver, SubgoalStack};
+use crowdfield_field::{
+    Bias, CellKind, Field, GridGeometry, MultigridSolver, SubgoalCache, SubgoalStack,
+};
 use glam::DVec2;
 
 /// 90×21 cells of 1 m: a goal room (x < 20), a one-cell passage along row 10 (x in 20..70),
@@ -85,4 +87,47 @@ fn a_region_with_no_route_gets_no_direction() {
     let mut stack = SubgoalStack::new();
     let d = stack.descent(&f, f.geometry().cell_centre(80, 10)).unwrap();
     assert_eq!(d, DVec2::ZERO);
+}
+
+#[test]
+fn agents_sharing_a_sub_goal_cache_get_the_same_directions_from_fewer_solves() {
+    let mut f = passage_map();
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let g = *f.geometry();
+    let cache = SubgoalCache::new();
+    let starts = [(80, 12), (85, 6), (76, 15), (90, 10)];
+    let mut walkers: Vec<(DVec2, SubgoalStack, SubgoalStack)> = starts
+        .iter()
+        .map(|&(x, y)| {
+            (
+                g.cell_centre(x, y),
+                SubgoalStack::new(),
+                SubgoalStack::new(),
+            )
+        })
+        .collect();
+    let mut pushes = 0;
+    for _ in 0..300 {
+        for (pos, alone, shared) in &mut walkers {
+            let before = alone.len();
+            let a = alone.descent(&f, *pos).unwrap();
+            pushes += alone.len().saturating_sub(before);
+            let b = shared.descent_shared(&f, *pos, &cache).unwrap();
+            assert_eq!(a, b, "at {pos}");
+            assert_eq!(alone.goal_counts(), shared.goal_counts());
+            if let Some(d) = a.try_normalize() {
+                *pos += d * 0.5;
+            }
+        }
+    }
+    println!("{pushes} sub-goals pushed, {} fields built", cache.len());
+    assert!(pushes >= 8, "{pushes}");
+    // One field per depth of the chain the four walkers share.
+    assert!(
+        cache.len() * 2 <= pushes,
+        "{} fields for {pushes} pushes",
+        cache.len()
+    );
 }

@@ -43,7 +43,8 @@ use glam::DVec2;
 
 use crowdfield_field::{
     BATCH_LANES, BATCH_LANES_F32, Bias, CellKind, Coverage, Field, FieldBatch, FieldBatchF32,
-    FieldError, GridGeometry, MultigridSolver, MultigridWorkspace, Shape, SubgoalStack, raster,
+    FieldError, GridGeometry, MultigridSolver, MultigridWorkspace, Shape, SubgoalCache,
+    SubgoalStack, raster,
 };
 use rayon::prelude::*;
 
@@ -208,6 +209,8 @@ pub struct Goal {
     pending: Option<Field<f64>>,
     /// Changes whenever `map` is replaced; unique within the process.
     revision: u64,
+    /// Sub-goal fields over `map`, shared by the agents heading here (cleared with `revision`).
+    subgoals: SubgoalCache,
     /// For a search ([`Crowd::add_search`]): what has been sensed of the unknown world.
     search: Option<Box<Search>>,
 }
@@ -221,6 +224,12 @@ fn next_map_revision() -> u64 {
 }
 
 impl Goal {
+    /// Sub-goal fields over the map, shared by every agent heading here
+    /// ([`SubgoalStack::descent_shared`]); cleared whenever the map is replaced.
+    pub fn subgoal_cache(&self) -> &SubgoalCache {
+        &self.subgoals
+    }
+
     /// The goal region.
     pub fn shape(&self) -> &Shape {
         &self.shape
@@ -589,6 +598,7 @@ impl Crowd {
             map,
             pending: None,
             revision: next_map_revision(),
+            subgoals: SubgoalCache::new(),
             search: None,
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
@@ -631,6 +641,7 @@ impl Crowd {
             map,
             pending: None,
             revision: next_map_revision(),
+            subgoals: SubgoalCache::new(),
             search: Some(Box::new(search)),
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
@@ -676,6 +687,7 @@ impl Crowd {
                 }
             }
             goal.revision = next_map_revision();
+            goal.subgoals.clear();
         }
     }
 
@@ -807,6 +819,7 @@ impl Crowd {
                     self.settings.global_inflation,
                 );
                 goal.revision = next_map_revision();
+                goal.subgoals.clear();
                 if search.found_at.is_some() {
                     // A concluded search is an ordinary map now: solve it again like one.
                     goal.pending = Some(goal.map.clone());
@@ -850,6 +863,7 @@ impl Crowd {
             }
             goal.map = map;
             goal.revision = next_map_revision();
+            goal.subgoals.clear();
             solved.push(GoalId(g as u32));
         }
         // Sub-goals were stacked on the old maps.
@@ -1479,7 +1493,7 @@ impl World<'_> {
         } else {
             agent
                 .subgoals
-                .descent(&goal.map, pos)
+                .descent_shared(&goal.map, pos, &goal.subgoals)
                 .unwrap_or(DVec2::ZERO)
         };
         let recovered = agent.subgoals.len() > depth_before;
@@ -1552,6 +1566,7 @@ impl World<'_> {
                     agent.params.radius,
                     neighbours,
                     self.statics,
+                    self.static_bounds,
                     self.moving,
                     |q| self.in_sight(pos, q),
                 ) =>
@@ -1739,6 +1754,7 @@ fn something_ahead(
     radius: f64,
     neighbours: &[(DVec2, f64)],
     statics: &[Shape],
+    static_bounds: &[(DVec2, DVec2)],
     moving: &[(Shape, (DVec2, DVec2))],
     in_sight: impl Fn(DVec2) -> bool,
 ) -> bool {
@@ -1754,12 +1770,25 @@ fn something_ahead(
     if agents {
         return true;
     }
+    // Only shapes whose box, grown by the radius, meets the probed segment's box can be
+    // within the radius of a probe (a millimetre of margin for rounding).
+    let end = pos + f * dvis;
+    let grow = DVec2::splat(radius + 1e-3);
+    let (lo, hi) = (pos.min(end) - grow, pos.max(end) + grow);
+    let near: Vec<&Shape> = statics
+        .iter()
+        .zip(static_bounds)
+        .chain(moving.iter().map(|(s, b)| (s, b)))
+        .filter(|(_, (slo, shi))| boxes_overlap(*slo, *shi, lo, hi))
+        .map(|(s, _)| s)
+        .collect();
+    if near.is_empty() {
+        return false;
+    }
     let probes = (dvis / 0.25).ceil() as usize;
     (1..=probes).any(|k| {
         let p = pos + f * (dvis * k as f64 / probes as f64);
-        statics
-            .iter()
-            .chain(moving.iter().map(|(s, _)| s))
+        near.iter()
             .any(|s| s.distance(p).is_ok_and(|d| d <= radius))
     })
 }
