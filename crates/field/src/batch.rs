@@ -13,6 +13,8 @@
 //! kept by a bitwise select rather than a blend, so the results are bit-identical (a property
 //! test checks it).
 
+use std::ops::{Add, BitAnd, BitOr, Mul, Not};
+
 use crate::bias::Bias;
 use crate::field::{CellKind, Field};
 
@@ -120,41 +122,13 @@ impl FieldBatch {
 
     #[inline(always)]
     fn relax_lanes(&mut self, sweeps: usize) {
-        let (w, h) = (self.width, self.height);
-        if w < 3 || h < 3 {
-            return;
-        }
-        let [we, ww, wn, ws] = self.weights;
-        let p = &mut self.potential;
-        for _ in 0..sweeps {
-            for y in 1..h - 1 {
-                // Row slices (no index checks in the loop) and the west neighbour carried in
-                // registers from the cell just updated.
-                let (lower, upper) = p.split_at_mut(y * w);
-                let south_row = &lower[(y - 1) * w..];
-                let (row, rest) = upper.split_at_mut(w);
-                let north_row = &rest[..w];
-                let masks = &self.free[y * w..y * w + w];
-                let mut west = row[0];
-                for x in 1..w - 1 {
-                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
-                    let old = row[x];
-                    let mask = masks[x];
-                    let mut out = old;
-                    for l in 0..BATCH_LANES {
-                        // Same operation order as the scalar kernel, so each lane is
-                        // bit-identical to relaxing its map alone.
-                        let new =
-                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
-                        out[l] = f64::from_bits(
-                            (new.to_bits() & mask[l]) | (old[l].to_bits() & !mask[l]),
-                        );
-                    }
-                    row[x] = out;
-                    west = out;
-                }
-            }
-        }
+        sweep_lanes::<f64, BATCH_LANES, BATCH_LANES>(
+            &mut self.potential,
+            &self.free,
+            &self.weights,
+            (self.width, self.height),
+            sweeps,
+        );
     }
 }
 
@@ -308,36 +282,89 @@ impl FieldBatchF32 {
     /// The sweeps on lanes `0..N`.
     #[inline(always)]
     fn relax_lanes<const N: usize>(&mut self, sweeps: usize) {
-        let (w, h) = (self.width, self.height);
-        if w < 3 || h < 3 {
-            return;
-        }
-        let [we, ww, wn, ws] = self.weights;
-        let p = &mut self.potential;
-        for _ in 0..sweeps {
-            for y in 1..h - 1 {
-                let (lower, upper) = p.split_at_mut(y * w);
-                let south_row = &lower[(y - 1) * w..];
-                let (row, rest) = upper.split_at_mut(w);
-                let north_row = &rest[..w];
-                let masks = &self.free[y * w..y * w + w];
-                let mut west = row[0];
-                for x in 1..w - 1 {
-                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
-                    let old = row[x];
-                    let mask = masks[x];
-                    let mut out = old;
-                    for l in 0..N {
-                        // The scalar kernel's operation order (see `FieldBatch`).
-                        let new =
-                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
-                        out[l] = f32::from_bits(
-                            (new.to_bits() & mask[l]) | (old[l].to_bits() & !mask[l]),
-                        );
-                    }
-                    row[x] = out;
-                    west = out;
+        sweep_lanes::<f32, BATCH_LANES_F32, N>(
+            &mut self.potential,
+            &self.free,
+            &self.weights,
+            (self.width, self.height),
+            sweeps,
+        );
+    }
+}
+
+/// A float the batched sweep works in, with the bits its lane masks select.
+trait LaneFloat: Copy + Add<Output = Self> + Mul<Output = Self> {
+    type Bits: Copy
+        + BitAnd<Output = Self::Bits>
+        + BitOr<Output = Self::Bits>
+        + Not<Output = Self::Bits>;
+    fn bits(self) -> Self::Bits;
+    fn from_bits(bits: Self::Bits) -> Self;
+}
+
+impl LaneFloat for f64 {
+    type Bits = u64;
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+
+impl LaneFloat for f32 {
+    type Bits = u32;
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+}
+
+/// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on lanes
+/// `0..N` of `width × height` cells of `L` lanes; border cells are never updated. Fixed cells
+/// keep their value by a bitwise select, so each lane computes exactly what the scalar kernel
+/// computes on its map alone: the same operations in the same order.
+#[inline(always)]
+fn sweep_lanes<T: LaneFloat, const L: usize, const N: usize>(
+    potential: &mut [[T; L]],
+    free: &[[T::Bits; L]],
+    weights: &[[T; L]; 4],
+    (w, h): (usize, usize),
+    sweeps: usize,
+) {
+    if w < 3 || h < 3 {
+        return;
+    }
+    let [we, ww, wn, ws] = *weights;
+    for _ in 0..sweeps {
+        for y in 1..h - 1 {
+            // Row slices (no index checks in the loop) and the west neighbour carried in
+            // registers from the cell just updated.
+            let (lower, upper) = potential.split_at_mut(y * w);
+            let south_row = &lower[(y - 1) * w..];
+            let (row, rest) = upper.split_at_mut(w);
+            let north_row = &rest[..w];
+            let masks = &free[y * w..y * w + w];
+            let mut west = row[0];
+            for x in 1..w - 1 {
+                let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
+                let old = row[x];
+                let mask = masks[x];
+                let mut out = old;
+                for l in 0..N {
+                    // The scalar kernel's operation order.
+                    let new =
+                        we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
+                    out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
                 }
+                row[x] = out;
+                west = out;
             }
         }
     }

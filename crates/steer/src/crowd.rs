@@ -2446,6 +2446,36 @@ mod tests {
         crowd
     }
 
+    /// Prepares every planning agent of a copy of `crowd` for its next step (sensing and
+    /// stamping, as a step would) and hands each one with its bias to `f`.
+    fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
+        let mut probe = crowd.clone();
+        let (snapshot, hash) = probe.snapshot();
+        probe.update_rasters();
+        let world = World {
+            statics: &probe.statics,
+            static_bounds: &probe.static_bounds,
+            sight: probe.settings.line_of_sight,
+            moving: &probe.moving,
+            goals: &probe.goals,
+            step: probe.step,
+            rasters: &probe.rasters,
+            max_radius: max_radius(&snapshot),
+        };
+        let mut scratch = Neighbours::default();
+        for (i, slot) in probe.agents.iter_mut().enumerate() {
+            let Some(agent) = slot else { continue };
+            if !agent.plans() {
+                continue;
+            }
+            if let Prepared::Relax { bias, .. } =
+                world.prepare(i, agent, &snapshot, &hash, &mut scratch)
+            {
+                f(agent, bias);
+            }
+        }
+    }
+
     /// Issue 3 allows f32 local maps where a test shows the decisions f64 makes: at every
     /// other step of two busy plazas (pillars; long walls with gaps, whose lee goes flat), each
     /// planning agent's stamped map is relaxed by `FieldBatch` (f64) and by `FieldBatchF32`
@@ -2473,30 +2503,7 @@ mod tests {
             let mut crowd = busy_plaza(statics, LocalPrecision::F32Complement);
             for step in 0..60 {
                 if step >= 4 && step % 2 == 0 {
-                    let mut probe = crowd.clone();
-                    let (snapshot, hash) = probe.snapshot();
-                    probe.update_rasters();
-                    let world = World {
-                        statics: &probe.statics,
-                        static_bounds: &probe.static_bounds,
-                        sight: probe.settings.line_of_sight,
-                        moving: &probe.moving,
-                        goals: &probe.goals,
-                        step: probe.step,
-                        rasters: &probe.rasters,
-                        max_radius: max_radius(&snapshot),
-                    };
-                    let mut scratch = Neighbours::default();
-                    for (i, slot) in probe.agents.iter_mut().enumerate() {
-                        let Some(agent) = slot else { continue };
-                        if !agent.plans() {
-                            continue;
-                        }
-                        let Prepared::Relax { bias, .. } =
-                            world.prepare(i, agent, &snapshot, &hash, &mut scratch)
-                        else {
-                            continue;
-                        };
+                    for_each_prepared(&crowd, |agent, bias| {
                         let side = agent.params.local_map.side;
                         let sweeps = agent.params.local_map.sweeps;
                         let mut wide = FieldBatch::new(side, side);
@@ -2523,12 +2530,12 @@ mod tests {
                             // f64 is at its own floor near p = 1: its direction is rounding
                             // noise, no reference.
                             at_floor += 1;
-                            continue;
+                            return;
                         }
                         within_half_degree += usize::from(turn <= 0.1);
                         worst = worst.max(turn);
                         speed_differs += usize::from(a.speed_factor != b.speed_factor);
-                    }
+                    });
                 }
                 crowd.step();
             }
@@ -2570,29 +2577,7 @@ mod tests {
         let tolerance = 5f64.to_radians();
         for step in 0..45 {
             if step >= 10 && step % 5 == 0 {
-                let mut probe = crowd.clone();
-                let (snapshot, hash) = probe.snapshot();
-                probe.update_rasters();
-                let world = World {
-                    statics: &probe.statics,
-                    static_bounds: &probe.static_bounds,
-                    sight: probe.settings.line_of_sight,
-                    moving: &probe.moving,
-                    goals: &probe.goals,
-                    step: probe.step,
-                    rasters: &probe.rasters,
-                    max_radius: max_radius(&snapshot),
-                };
-                for (i, slot) in probe.agents.iter_mut().enumerate() {
-                    let Some(agent) = slot else { continue };
-                    if !agent.plans() {
-                        continue;
-                    }
-                    let Prepared::Relax { bias, .. } =
-                        world.prepare(i, agent, &snapshot, &hash, &mut Neighbours::default())
-                    else {
-                        continue;
-                    };
+                for_each_prepared(&crowd, |agent, bias| {
                     let choose = |field: &Field<f64>| {
                         decide(
                             agent.heading,
@@ -2624,7 +2609,7 @@ mod tests {
                         agree_converged[j] += usize::from(close(converged, heading));
                     }
                     total += 1;
-                }
+                });
             }
             crowd.step();
         }
