@@ -1220,37 +1220,9 @@ impl Crowd {
             .collect();
         relaxing.sort_by_key(|(key, _, _)| *key);
         for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
-            let (side, sweeps, precision) = group[0].0;
-            match precision {
-                LocalPrecision::F64 => group.par_chunks_mut(BATCH_LANES).for_each_init(
-                    || FieldBatch::new(side, side),
-                    |batch, chunk| {
-                        batch.clear();
-                        for (lane, (_, agent, bias)) in chunk.iter().enumerate() {
-                            batch.load(lane, agent.local.field(), bias);
-                        }
-                        batch.relax(sweeps);
-                        for (lane, (_, agent, _)) in chunk.iter_mut().enumerate() {
-                            batch.store(lane, agent.local.field_mut());
-                        }
-                    },
-                ),
-                LocalPrecision::F32Complement => {
-                    group.par_chunks_mut(BATCH_LANES_F32).for_each_init(
-                        || FieldBatchF32::new(side, side),
-                        |batch, chunk| {
-                            for (lane, (_, agent, bias)) in chunk.iter().enumerate() {
-                                batch.load(lane, agent.local.field(), bias);
-                            }
-                            batch.clear_from(chunk.len());
-                            batch.relax(sweeps);
-                            for (lane, (_, agent, _)) in chunk.iter_mut().enumerate() {
-                                batch.store(lane, agent.local.field_mut());
-                            }
-                        },
-                    )
-                }
-            }
+            group
+                .par_chunks_mut(BATCH_LANES_F32)
+                .for_each_init(ChunkScratch::default, |scratch, lanes| scratch.relax(lanes));
         }
         flight.done = StepPhase::Relaxation;
     }
@@ -1666,7 +1638,8 @@ struct ChunkScratch {
 }
 
 impl ChunkScratch {
-    /// Relaxes `group` (one key, at most [`BATCH_LANES_F32`] agents) in place.
+    /// Relaxes `group` (one key, at most [`BATCH_LANES_F32`] agents; f64 maps go
+    /// [`BATCH_LANES`] at a time) in place.
     fn relax(&mut self, group: &mut [(RelaxKey, &mut Agent, Bias)]) {
         let Some(&((side, sweeps, precision), _, _)) = group.first() else {
             return;
