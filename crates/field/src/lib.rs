@@ -45,7 +45,9 @@
 //!
 //! [`Field`] is generic over [`Potential`] (`f64` default, `f32` for small local maps whose
 //! descent stays at or above 1e-5 per cell; see [`scalar`]). Use `f64` for global maps: far from
-//! the goal p gets within 1e-8 of 1 and `f32` rounds it flat.
+//! the goal p gets within 1e-8 of 1 and `f32` rounds it flat. [`FieldBatchF32`] sweeps `f64`
+//! maps in `f32` on their complements 1 − p, which keep their relative precision where p goes
+//! flat (see [`batch`]).
 //!
 //! ## Modules
 //!
@@ -55,11 +57,12 @@
 //! - [`bias`]: (v, ε), validation, the stencil weights and the printed reference update.
 //! - [`relax`](mod@relax): Gauss–Seidel (lexicographic, alternating, red–black), SOR and Jacobi sweeps;
 //!   stopping on a residual or a sweep cap.
-//! - [`batch`]: lexicographic Gauss–Seidel on up to eight same-size maps at once, one per SIMD
-//!   lane, bit-identical to relaxing each alone (agents' local maps).
+//! - [`batch`]: lexicographic Gauss–Seidel on up to 16 (`f64`) or 32 (`f32`, on complements)
+//!   same-size maps at once, one per SIMD lane, each lane bit-identical to relaxing its map alone
+//!   (agents' local maps).
 //! - [`multigrid`]: an O(N) solver for large global maps.
 //! - [`flatness`]: detection of flat regions (‖∇p‖ < 1e-8) and recovery with a stack of
-//!   sub-goals at p = 1 − 1e-5 (seed 000 §3.2.2).
+//!   sub-goals at p = 1 − 1e-5 (seed 000 §3.2.2), their fields shared by all agents of a region.
 //! - [`raster`]: discs, boxes, rotated boxes, convex polygons, thick segments and polylines,
 //!   inflated by an agent radius, written into cells.
 //!
