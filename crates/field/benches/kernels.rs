@@ -10,7 +10,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use crowdfield_field::{
-    BATCH_LANES, Bias, FieldBatch, Potential, Relaxation, SweepOrder, jacobi_sweep, relax,
+    BATCH_LANES, BATCH_LANES_F32, Bias, FieldBatch, FieldBatchF32, Potential, Relaxation,
+    SweepOrder, jacobi_sweep, relax,
 };
 use glam::DVec2;
 
@@ -41,6 +42,7 @@ fn kernels(c: &mut Criterion) {
             Relaxation::GAUSS_SEIDEL,
         );
         bench_batch(&mut group, side, &bias);
+        bench_batch_f32(&mut group, side, &bias);
         bench_jacobi::<f64>(&mut group, "jacobi", side, &bias);
         bench_jacobi::<f32>(&mut group, "jacobi_f32", side, &bias);
     }
@@ -82,6 +84,26 @@ fn bench_batch(
         common::free_cells(&field) * (sweeps * BATCH_LANES) as u64,
     ));
     group.bench_function(BenchmarkId::new("gauss_seidel_batch", side), |b| {
+        b.iter(|| black_box(&mut batch).relax(sweeps))
+    });
+}
+
+/// The same on [`BATCH_LANES_F32`] maps in `f32` lanes, on their complements.
+fn bench_batch_f32(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    side: usize,
+    bias: &Bias,
+) {
+    let field = common::room::<f64>(side, 0.9);
+    let mut batch = FieldBatchF32::new(side, side);
+    for lane in 0..BATCH_LANES_F32 {
+        batch.load(lane, &field, bias);
+    }
+    let sweeps = (65_536 / (side * side)).max(1);
+    group.throughput(Throughput::Elements(
+        common::free_cells(&field) * (sweeps * BATCH_LANES_F32) as u64,
+    ));
+    group.bench_function(BenchmarkId::new("gauss_seidel_batch_f32", side), |b| {
         b.iter(|| black_box(&mut batch).relax(sweeps))
     });
 }

@@ -1153,18 +1153,7 @@ impl Crowd {
                     _ => Prepared::Idle,
                 })
                 .collect();
-            let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = chunk
-                .iter_mut()
-                .zip(&prepared)
-                .filter_map(|(slot, p)| match (slot, p) {
-                    (Some(agent), Prepared::Relax { bias, .. }) => {
-                        let s = agent.params.local_map;
-                        Some(((s.side, s.sweeps, s.precision), agent, *bias))
-                    }
-                    _ => None,
-                })
-                .collect();
-            relaxing.sort_by_key(|(key, _, _)| *key);
+            let mut relaxing = to_relax(chunk, &prepared);
             for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
                 scratch.relax(group);
             }
@@ -1206,19 +1195,7 @@ impl Crowd {
     /// Relaxation: the stamped local maps in batches of agents with the same side and sweeps.
     fn relax(&mut self) {
         let flight = self.in_flight.as_mut().expect("sensing ran");
-        let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = self
-            .agents
-            .iter_mut()
-            .zip(&flight.prepared)
-            .filter_map(|(slot, p)| match (slot, p) {
-                (Some(agent), Prepared::Relax { bias, .. }) => {
-                    let s = agent.params.local_map;
-                    Some(((s.side, s.sweeps, s.precision), agent, *bias))
-                }
-                _ => None,
-            })
-            .collect();
-        relaxing.sort_by_key(|(key, _, _)| *key);
+        let mut relaxing = to_relax(&mut self.agents, &flight.prepared);
         for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
             group
                 .par_chunks_mut(BATCH_LANES_F32)
@@ -1681,6 +1658,27 @@ impl ChunkScratch {
 
 /// Agents whose local maps relax in one batch: side, sweeps and precision.
 type RelaxKey = (usize, usize, LocalPrecision);
+
+/// The agents of `agents` prepared for relaxation, with their keys and biases, sorted by key
+/// (agents of one key stay in id order).
+fn to_relax<'a>(
+    agents: &'a mut [Option<Agent>],
+    prepared: &[Prepared],
+) -> Vec<(RelaxKey, &'a mut Agent, Bias)> {
+    let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = agents
+        .iter_mut()
+        .zip(prepared)
+        .filter_map(|(slot, p)| match (slot, p) {
+            (Some(agent), Prepared::Relax { bias, .. }) => {
+                let s = agent.params.local_map;
+                Some(((s.side, s.sweeps, s.precision), agent, *bias))
+            }
+            _ => None,
+        })
+        .collect();
+    relaxing.sort_by_key(|(key, _, _)| *key);
+    relaxing
+}
 
 /// A planning job's neighbour buffers, reused from agent to agent (no allocation per agent).
 #[derive(Default, Debug, Clone)]
