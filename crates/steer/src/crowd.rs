@@ -55,6 +55,23 @@ use crate::motion::{HeadingRule, SpeedLaw, decide};
 use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 
+/// The read-only [`World`] of crowd `$crowd` for a step over `$snapshot`: a macro, not a
+/// method, so that the crowd's agents stay free to be borrowed mutably beside it.
+macro_rules! world_of {
+    ($crowd:expr, $snapshot:expr) => {
+        World {
+            statics: &$crowd.statics,
+            static_bounds: &$crowd.static_bounds,
+            sight: $crowd.settings.line_of_sight,
+            moving: &$crowd.moving,
+            goals: &$crowd.goals,
+            step: $crowd.step,
+            rasters: &$crowd.rasters,
+            max_radius: max_radius($snapshot),
+        }
+    };
+}
+
 /// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
 /// rasterise static shapes themselves each step.
 const MAX_STATIC_RASTERS: usize = 32;
@@ -1096,16 +1113,7 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = World {
-            statics: &self.statics,
-            static_bounds: &self.static_bounds,
-            sight: self.settings.line_of_sight,
-            moving: &self.moving,
-            goals: &self.goals,
-            step: self.step,
-            rasters: &self.rasters,
-            max_radius: max_radius(&snapshot),
-        };
+        let world = world_of!(self, &snapshot);
         let prepared: Vec<Prepared> = self
             .agents
             .par_iter_mut()
@@ -1131,16 +1139,7 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = World {
-            statics: &self.statics,
-            static_bounds: &self.static_bounds,
-            sight: self.settings.line_of_sight,
-            moving: &self.moving,
-            goals: &self.goals,
-            step: self.step,
-            rasters: &self.rasters,
-            max_radius: max_radius(&snapshot),
-        };
+        let world = world_of!(self, &snapshot);
         let work = |scratch: &mut ChunkScratch, (c, chunk): (usize, &mut [Option<Agent>])| {
             let first = c * BATCH_LANES_F32;
             let prepared: Vec<Prepared> = chunk
@@ -2423,16 +2422,7 @@ mod tests {
         let mut probe = crowd.clone();
         let (snapshot, hash) = probe.snapshot();
         probe.update_rasters();
-        let world = World {
-            statics: &probe.statics,
-            static_bounds: &probe.static_bounds,
-            sight: probe.settings.line_of_sight,
-            moving: &probe.moving,
-            goals: &probe.goals,
-            step: probe.step,
-            rasters: &probe.rasters,
-            max_radius: max_radius(&snapshot),
-        };
+        let world = world_of!(probe, &snapshot);
         let mut scratch = Neighbours::default();
         for (i, slot) in probe.agents.iter_mut().enumerate() {
             let Some(agent) = slot else { continue };
