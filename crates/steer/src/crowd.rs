@@ -2514,6 +2514,74 @@ mod tests {
         }
     }
 
+    /// The steps `guard_alone` computes in parallel are the ones the ordered guard gives, in a
+    /// busy plaza at many steps; and it finds both kinds of agent there.
+    #[test]
+    fn parallel_guarded_steps_equal_the_ordered_guard() {
+        let pillars = (0..4)
+            .map(|k| Shape::Disc {
+                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
+                radius: 1.0,
+            })
+            .collect();
+        let mut crowd = busy_plaza(pillars, LocalPrecision::F32Complement);
+        let (mut alone_count, mut ordered_count) = (0, 0);
+        for _ in 0..40 {
+            let mut probe = crowd.clone();
+            probe.advance_to(StepPhase::Decision);
+            let flight = probe.in_flight.as_ref().unwrap();
+            let hash = flight.hash.as_ref().unwrap();
+            let mut committed = flight.snapshot.clone();
+            committed.resize(probe.agents.len(), None);
+            let obstacles = Obstacles {
+                statics: &probe.statics,
+                static_bounds: &probe.static_bounds,
+                moving: &probe.moving,
+            };
+            let alone = guard_alone(
+                &probe.agents,
+                &flight.plans,
+                &committed,
+                hash,
+                &[],
+                obstacles,
+            );
+            let mut scratch = GuardScratch::default();
+            for (i, (plan, alone)) in flight.plans.iter().zip(alone).enumerate() {
+                let (Some(plan), Some(agent)) = (plan, probe.agents[i].as_ref()) else {
+                    continue;
+                };
+                if plan.unreachable {
+                    continue;
+                }
+                let ordered = guard_step(
+                    agent.position,
+                    plan.displacement,
+                    agent.params.radius,
+                    i,
+                    &committed,
+                    hash,
+                    &[],
+                    obstacles,
+                    &mut scratch,
+                );
+                if let Some(d) = alone {
+                    assert_eq!(d, ordered, "agent {i}");
+                    alone_count += 1;
+                } else {
+                    ordered_count += 1;
+                }
+                committed[i] = Some((agent.position + ordered, agent.params.radius));
+            }
+            crowd.step();
+        }
+        println!("{alone_count} steps guarded alone, {ordered_count} in order");
+        assert!(
+            alone_count > 100 && ordered_count > 100,
+            "{alone_count} {ordered_count}"
+        );
+    }
+
     /// Issue 3 allows f32 local maps where a test shows the decisions f64 makes: at every
     /// other step of two busy plazas (pillars; long walls with gaps, whose lee goes flat), each
     /// planning agent's stamped map is relaxed by `FieldBatch` (f64) and by `FieldBatchF32`
