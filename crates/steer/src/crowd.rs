@@ -1242,21 +1242,8 @@ impl Crowd {
                 .as_ref()
                 .map(|a| (a.position, a.params.radius));
         }
-        let obstacles = Obstacles {
-            statics: &self.statics,
-            static_bounds: &self.static_bounds,
-            moving: &self.moving,
-        };
-        let alone = guard_alone(
-            &self.agents,
-            &flight.plans,
-            &committed,
-            &hash,
-            &late,
-            obstacles,
-        );
         let mut guard = GuardScratch::default();
-        for ((i, plan), alone) in flight.plans.into_iter().enumerate().zip(alone) {
+        for (i, plan) in flight.plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
             let id = AgentId(i as u32);
             // Removed while the step was under way: its plan is dropped.
@@ -1279,19 +1266,21 @@ impl Crowd {
                 continue;
             }
             let start = agent.position;
-            let moved = alone.unwrap_or_else(|| {
-                guard_step(
-                    start,
-                    plan.displacement,
-                    agent.params.radius,
-                    i,
-                    &committed,
-                    &hash,
-                    &late,
-                    obstacles,
-                    &mut guard,
-                )
-            });
+            let moved = guard_step(
+                start,
+                plan.displacement,
+                agent.params.radius,
+                i,
+                &committed,
+                &hash,
+                &late,
+                Obstacles {
+                    statics: &self.statics,
+                    static_bounds: &self.static_bounds,
+                    moving: &self.moving,
+                },
+                &mut guard,
+            );
             agent.position = start + moved;
             committed[i] = Some((agent.position, agent.params.radius));
             agent.heading = plan.heading;
@@ -1917,72 +1906,6 @@ struct GuardScratch {
     near: Vec<(DVec2, f64)>,
     /// Index (statics, then moving) and clearance at the start of shapes within reach.
     close: Vec<(usize, f64)>,
-}
-
-/// The guarded step of every agent that no other agent can come near this step, whatever order
-/// the steps are committed in, computed in parallel; `None` for the others (and agents without
-/// a step to guard), which the commit guards in id order. For such an agent the ordered guard
-/// finds no neighbour that could touch its step either, so both give the same displacement.
-fn guard_alone(
-    agents: &[Option<Agent>],
-    plans: &[Option<Plan>],
-    committed: &[Option<(DVec2, f64)>],
-    hash: &AgentGrid,
-    late: &[usize],
-    obstacles: Obstacles<'_>,
-) -> Vec<Option<DVec2>> {
-    // Where another agent's disc may be while this one commits: at its snapshot place (not
-    // committed yet), or anywhere within its own step of where it stands now.
-    let reach_of = |j: usize| -> Option<(DVec2, DVec2, f64, f64)> {
-        let agent = agents.get(j)?.as_ref()?;
-        let (snap, r) = committed.get(j).copied().flatten()?;
-        let step = plans
-            .get(j)
-            .and_then(|p| p.as_ref())
-            .map_or(0.0, |p| p.displacement.length());
-        Some((snap, agent.position, r, step))
-    };
-    plans
-        .par_iter()
-        .enumerate()
-        .map_init(GuardScratch::default, |scratch, (i, plan)| {
-            let plan = plan.as_ref()?;
-            let agent = agents.get(i)?.as_ref()?;
-            if plan.unreachable || !late.is_empty() {
-                return None;
-            }
-            let (start, radius) = (agent.position, agent.params.radius);
-            let len = plan.displacement.length();
-            let clear = |j: usize| {
-                j == i
-                    || reach_of(j).is_none_or(|(snap, now, r, step)| {
-                        // The guard's own test for the snapshot place; a further micrometre of
-                        // margin for a committed place anywhere within the step.
-                        let reach = len + radius + r + 1e-6;
-                        let after = reach + step + 1e-6;
-                        (snap - start).length_squared() > reach * reach
-                            && (now - start).length_squared() > after * after
-                    })
-            };
-            let mut alone = true;
-            hash.for_each_near(start, 2.0 * len + 4.0 * radius + 2.0, |j| {
-                alone &= clear(j);
-            });
-            alone.then(|| {
-                guard_step(
-                    start,
-                    plan.displacement,
-                    radius,
-                    i,
-                    committed,
-                    hash,
-                    late,
-                    obstacles,
-                    scratch,
-                )
-            })
-        })
-        .collect()
 }
 
 /// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
