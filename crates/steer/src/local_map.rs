@@ -116,6 +116,11 @@ pub struct LocalMap {
     settings: LocalMapSettings,
     field: Field<f64>,
     anchor: IVec2,
+    /// The intermediate goal's cells of the last projection, nearest first.
+    goal: Vec<(usize, usize)>,
+    /// The same with their squared distances to the exit, while projecting (a buffer kept from
+    /// step to step).
+    ranked: Vec<(f64, usize, usize)>,
 }
 
 impl LocalMap {
@@ -128,6 +133,8 @@ impl LocalMap {
             settings,
             field,
             anchor,
+            goal: Vec::new(),
+            ranked: Vec::new(),
         })
     }
 
@@ -307,9 +314,11 @@ impl LocalMap {
 
     /// Sets the intermediate goal: the border cells nearest to where the ray from the centre
     /// along `direction` leaves the window. Returns the cells set (none for a zero direction).
-    pub fn project_goal(&mut self, direction: DVec2) -> Vec<(usize, usize)> {
+    pub fn project_goal(&mut self, direction: DVec2) -> &[(usize, usize)] {
+        self.goal.clear();
+        self.ranked.clear();
         let Some(dir) = direction.try_normalize() else {
-            return Vec::new();
+            return &self.goal;
         };
         let n = self.settings.side;
         let h = (n / 2) as f64;
@@ -322,7 +331,7 @@ impl LocalMap {
         // exit is on the border, and k cells of it along one side are at most k away), so only
         // border cells in that box are offered.
         let near = |v: usize, e: f64| (v as f64 - e).abs() <= (k + 2) as f64;
-        let mut best: Vec<(f64, usize, usize)> = Vec::with_capacity(k + 1);
+        let best = &mut self.ranked;
         let key = |e: &(f64, usize, usize)| (e.0, e.2, e.1);
         let mut offer = |x: usize, y: usize| {
             let d = (DVec2::new(x as f64, y as f64) - exit).length_squared();
@@ -354,11 +363,11 @@ impl LocalMap {
                 }
             }
         }
-        let cells: Vec<(usize, usize)> = best.iter().map(|&(_, x, y)| (x, y)).collect();
-        for &(x, y) in &cells {
+        for &(_, x, y) in &self.ranked {
             let _ = self.field.set_goal(x, y);
+            self.goal.push((x, y));
         }
-        cells
+        &self.goal
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps with `bias`.
