@@ -1490,12 +1490,23 @@ impl World<'_> {
         } = scratch;
         neighbours.clear();
         indices.clear();
+        // The index returns whole cells: without sensing, keep only the discs that can reach
+        // the window (the box `stamp_disc` would test them against anyway).
+        let within = |q: DVec2, r: f64| {
+            let d = (q - pos).abs();
+            let limit = half + r + agent.params.radius + agent.params.local_map.cell_size;
+            senses || (d.x <= limit && d.y <= limit)
+        };
         hash.for_each_near(pos, reach, |j| {
             if j != index
                 && let Some((q, r)) = snapshot[j]
+                && within(q, r)
             {
                 neighbours.push((q, r));
-                indices.push(j);
+                // Ids only break ties for the nearest agent, which only sensing programs read.
+                if senses {
+                    indices.push(j);
+                }
             }
         });
 
