@@ -541,18 +541,24 @@ mod tests {
         assert_eq!(f.potential(2, 2), Some(0.9));
     }
 
+    /// A 7×5 field of scattered potentials with an obstacle and a fixed cell inside.
+    fn mixed_field() -> Field<f64> {
+        let mut f = field(7, 5);
+        for (i, p) in f.potentials_mut().iter_mut().enumerate() {
+            *p = (i as f64 * 0.37).fract();
+        }
+        f.set_obstacle(2, 2).unwrap();
+        f.set_fixed(4, 1, 0.25).unwrap();
+        f
+    }
+
     /// The in-place translation gives what copying from a snapshot of the old values gives,
     /// for every offset direction (including ones larger than the grid) and with fixed cells.
     #[test]
     fn translating_in_place_matches_copying_from_the_old_values() {
         for dy in -7..=7 {
             for dx in -7..=7 {
-                let mut f = field(7, 5);
-                for (i, p) in f.potentials_mut().iter_mut().enumerate() {
-                    *p = (i as f64 * 0.37).fract();
-                }
-                f.set_obstacle(2, 2).unwrap();
-                f.set_fixed(4, 1, 0.25).unwrap();
+                let mut f = mixed_field();
                 let old = f.clone();
                 f.translate_by_cells(IVec2::new(dx, dy), 0.9);
                 for y in 0..5i32 {
@@ -578,12 +584,7 @@ mod tests {
     fn translating_and_reopening_in_one_pass_matches_the_two_passes() {
         for dy in -7..=7 {
             for dx in -7..=7 {
-                let mut f = field(7, 5);
-                for (i, p) in f.potentials_mut().iter_mut().enumerate() {
-                    *p = (i as f64 * 0.37).fract();
-                }
-                f.set_obstacle(2, 2).unwrap();
-                f.set_fixed(4, 1, 0.25).unwrap();
+                let mut f = mixed_field();
                 f.set_goal(6, 2).unwrap();
                 f.set_goal(3, 0).unwrap();
                 let mut two = f.clone();

@@ -131,3 +131,26 @@ fn agents_sharing_a_sub_goal_cache_get_the_same_directions_from_fewer_solves() {
         cache.len()
     );
 }
+
+#[test]
+fn a_shared_cache_gives_no_direction_and_builds_nothing_for_points_off_the_grid() {
+    let mut f = passage_map();
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let cache = SubgoalCache::new();
+    let mut stack = SubgoalStack::new();
+    for p in [
+        DVec2::new(f64::NAN, 3.0),
+        DVec2::new(-50.0, -50.0),
+        DVec2::splat(f64::INFINITY),
+    ] {
+        assert_eq!(
+            stack.descent_shared(&f, p, &cache).unwrap(),
+            DVec2::ZERO,
+            "{p}"
+        );
+        assert!(stack.is_empty());
+    }
+    assert!(cache.is_empty());
+}

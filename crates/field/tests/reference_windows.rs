@@ -131,37 +131,43 @@ fn thirty_sweeps_from_one_land_within_five_degrees_of_converged() {
     }
 }
 
+/// Window sides and biases of the precision tests: the seeds' 11–35 cell windows and four
+/// biases up to the largest valid ε.
+const PRECISION_CASES: [(f64, DVec2); 4] = [
+    (0.0, DVec2::X),
+    (0.7, DVec2::Y),
+    (1.2, DVec2::new(0.7, -0.7)),
+    (2.0, DVec2::NEG_X),
+];
+const PRECISION_SIDES: [usize; 4] = [11, 15, 21, 35];
+
+/// A `side`-cell window with three goal cells on the east border and a wall in front of them,
+/// open at both ends, so the descent at the centre must bend around it.
+fn walled_window<T: crowdfield_field::Potential>(side: usize) -> Field<T> {
+    let g = GridGeometry::new(DVec2::ZERO, 1.0, side, side).unwrap();
+    let mut f = Field::<T>::new(g, 0.9);
+    for y in side / 2 - 1..=side / 2 + 1 {
+        f.set_goal(side - 1, y).unwrap();
+    }
+    for y in 4..side - 4 {
+        f.set_obstacle(side / 2 + 2, y).unwrap();
+    }
+    f
+}
+
 #[test]
 fn f32_and_f64_local_maps_pick_the_same_direction() {
     // The same decisions for the seed's window sizes, biases and sweep counts, wherever the
     // descent is at least 1e-5 per cell. Measured below that: 2° apart at 2.5e-6, 14° at 3e-8,
-    // and f32 rounds flat (zero gradient) below ~1e-8. Local maps therefore default to f64.
+    // and f32 rounds flat (zero gradient) below ~1e-8. Local maps are therefore never swept in
+    // plain f32 (the next test: f32 on the complement 1 − p).
     let mut checked = 0;
     let mut weak_f32: Vec<f64> = Vec::new();
-    for side in [11usize, 15, 21, 35] {
-        for (eps, v) in [
-            (0.0, DVec2::X),
-            (0.7, DVec2::Y),
-            (1.2, DVec2::new(0.7, -0.7)),
-            (2.0, DVec2::NEG_X),
-        ] {
+    for side in PRECISION_SIDES {
+        for (eps, v) in PRECISION_CASES {
             let bias = Bias::new(eps, v).unwrap();
-            // Three goal cells on the east border and a wall in front of them, open at both
-            // ends, so the descent at the centre must bend around it.
-            let make = |f: &mut dyn FnMut(usize, usize)| {
-                for y in side / 2 - 1..=side / 2 + 1 {
-                    f(side - 1, y);
-                }
-            };
-            let g = GridGeometry::new(DVec2::ZERO, 1.0, side, side).unwrap();
-            let mut a = Field::<f64>::new(g, 0.9);
-            let mut b = Field::<f32>::new(g, 0.9);
-            make(&mut |x, y| a.set_goal(x, y).unwrap());
-            make(&mut |x, y| b.set_goal(x, y).unwrap());
-            for y in 4..side - 4 {
-                a.set_obstacle(side / 2 + 2, y).unwrap();
-                b.set_obstacle(side / 2 + 2, y).unwrap();
-            }
+            let mut a = walled_window::<f64>(side);
+            let mut b = walled_window::<f32>(side);
             for sweeps in [30, 60, 100] {
                 relax(&mut a, &bias, &Relaxation::GAUSS_SEIDEL, sweeps);
                 relax(&mut b, &bias, &Relaxation::GAUSS_SEIDEL, sweeps);
@@ -198,22 +204,10 @@ fn f32_sweeps_on_the_complement_pick_the_f64_direction_where_plain_f32_cannot() 
     let mut checked = 0;
     let mut smallest = f64::INFINITY;
     let mut worst: f64 = 0.0;
-    for side in [11usize, 15, 21, 35] {
-        for (eps, v) in [
-            (0.0, DVec2::X),
-            (0.7, DVec2::Y),
-            (1.2, DVec2::new(0.7, -0.7)),
-            (2.0, DVec2::NEG_X),
-        ] {
+    for side in PRECISION_SIDES {
+        for (eps, v) in PRECISION_CASES {
             let bias = Bias::new(eps, v).unwrap();
-            let g = GridGeometry::new(DVec2::ZERO, 1.0, side, side).unwrap();
-            let mut a = Field::<f64>::new(g, 0.9);
-            for y in side / 2 - 1..=side / 2 + 1 {
-                a.set_goal(side - 1, y).unwrap();
-            }
-            for y in 4..side - 4 {
-                a.set_obstacle(side / 2 + 2, y).unwrap();
-            }
+            let mut a = walled_window::<f64>(side);
             let mut b = a.clone();
             let mut batch = FieldBatchF32::new(side, side);
             for sweeps in [30, 60, 100] {

@@ -55,10 +55,10 @@ use crate::motion::{HeadingRule, SpeedLaw, decide};
 use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 
-/// The read-only [`World`] of crowd `$crowd` for a step over `$snapshot`: a macro, not a
-/// method, so that the crowd's agents stay free to be borrowed mutably beside it.
+/// The read-only [`World`] of crowd `$crowd` for its next step: a macro, not a method, so that
+/// the crowd's agents stay free to be borrowed mutably beside it.
 macro_rules! world_of {
-    ($crowd:expr, $snapshot:expr) => {
+    ($crowd:expr) => {
         World {
             statics: &$crowd.statics,
             static_bounds: &$crowd.static_bounds,
@@ -67,7 +67,7 @@ macro_rules! world_of {
             goals: &$crowd.goals,
             step: $crowd.step,
             rasters: &$crowd.rasters,
-            max_radius: max_radius($snapshot),
+            max_radius: $crowd.largest_radius,
         }
     };
 }
@@ -1113,7 +1113,7 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = world_of!(self, &snapshot);
+        let world = world_of!(self);
         let prepared: Vec<Prepared> = self
             .agents
             .par_iter_mut()
@@ -1139,7 +1139,7 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = world_of!(self, &snapshot);
+        let world = world_of!(self);
         let work = |scratch: &mut ChunkScratch, (c, chunk): (usize, &mut [Option<Agent>])| {
             let first = c * BATCH_LANES_F32;
             let prepared: Vec<Prepared> = chunk
@@ -1401,7 +1401,8 @@ struct World<'a> {
     goals: &'a [Goal],
     step: u64,
     rasters: &'a [((u64, u64), StaticRaster)],
-    /// Largest agent radius in the snapshot: how far beyond a window a stamped disc may lie.
+    /// Largest radius of any agent spawned (radii never change): how far beyond a window a
+    /// stamped disc may lie.
     max_radius: f64,
 }
 
@@ -1605,15 +1606,6 @@ impl World<'_> {
         });
         Prepared::Relax { bias, recovered }
     }
-}
-
-/// The largest radius among the snapshot's agents (0 for none).
-fn max_radius(snapshot: &[Option<(DVec2, f64)>]) -> f64 {
-    snapshot
-        .iter()
-        .flatten()
-        .map(|(_, r)| *r)
-        .fold(0.0, f64::max)
 }
 
 /// One fused job's buffers: neighbour lists and the batches it last relaxed with.
@@ -2378,6 +2370,16 @@ mod tests {
     use crate::behaviour::Behaviour;
     use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
 
+    /// Four 1 m pillars 8 m apart, for [`busy_plaza`].
+    fn four_pillars() -> Vec<Shape> {
+        (0..4)
+            .map(|k| Shape::Disc {
+                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
+                radius: 1.0,
+            })
+            .collect()
+    }
+
     /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
     /// west (places that fall on an obstacle are skipped), local maps of `precision`.
     fn busy_plaza(statics: Vec<Shape>, precision: LocalPrecision) -> Crowd {
@@ -2433,7 +2435,7 @@ mod tests {
         let mut probe = crowd.clone();
         let (snapshot, hash) = probe.snapshot();
         probe.update_rasters();
-        let world = world_of!(probe, &snapshot);
+        let world = world_of!(probe);
         let mut scratch = Neighbours::default();
         for (i, slot) in probe.agents.iter_mut().enumerate() {
             let Some(agent) = slot else { continue };
@@ -2456,12 +2458,6 @@ mod tests {
     /// the counts.
     #[test]
     fn f32_complement_sweeps_make_the_f64_decisions() {
-        let pillars: Vec<Shape> = (0..4)
-            .map(|k| Shape::Disc {
-                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
-                radius: 1.0,
-            })
-            .collect();
         let walls: Vec<Shape> = [(7.0, 2.0, 10.0), (12.0, 12.0, 21.0), (17.0, 4.0, 13.0)]
             .into_iter()
             .map(|(x, y0, y1)| Shape::Aabb {
@@ -2471,7 +2467,7 @@ mod tests {
             .collect();
         let (mut total, mut same, mut within_half_degree, mut worst) = (0, 0, 0, 0f64);
         let (mut at_floor, mut speed_differs) = (0, 0);
-        for statics in [pillars, walls] {
+        for statics in [four_pillars(), walls] {
             let mut crowd = busy_plaza(statics, LocalPrecision::F32Complement);
             for step in 0..60 {
                 if step >= 4 && step % 2 == 0 {
@@ -2534,13 +2530,7 @@ mod tests {
     /// table.
     #[test]
     fn warm_started_sweeps_against_thirty_cold_ones() {
-        let pillars = (0..4)
-            .map(|k| Shape::Disc {
-                centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
-                radius: 1.0,
-            })
-            .collect();
-        let mut crowd = busy_plaza(pillars, LocalPrecision::F64);
+        let mut crowd = busy_plaza(four_pillars(), LocalPrecision::F64);
         let ks = [1usize, 2, 3, 5, 8, 12, 20, 30];
         let mut agree = [0usize; 8];
         let mut agree_converged = [0usize; 8];
