@@ -21,78 +21,44 @@ use crate::field::{CellKind, Field};
 /// Maps relaxed together by a [`FieldBatch`].
 pub const BATCH_LANES: usize = 16;
 
-type Lanes = [f64; BATCH_LANES];
-type Masks = [u64; BATCH_LANES];
+/// Maps relaxed together by a [`FieldBatchF32`].
+pub const BATCH_LANES_F32: usize = 32;
 
 /// Up to [`BATCH_LANES`] maps of one size, interleaved cell by cell.
 #[derive(Debug, Clone)]
 pub struct FieldBatch {
-    width: usize,
-    height: usize,
-    potential: Vec<Lanes>,
-    /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
-    free: Vec<Masks>,
-    /// Per-lane stencil weights east, west, north, south.
-    weights: [Lanes; 4],
+    lanes: Interleaved<f64, BATCH_LANES>,
 }
 
 impl FieldBatch {
     /// An empty batch of `width × height` maps; every lane unused.
     pub fn new(width: usize, height: usize) -> Self {
-        let n = width * height;
         Self {
-            width,
-            height,
-            potential: vec![[0.0; BATCH_LANES]; n],
-            free: vec![[0; BATCH_LANES]; n],
-            weights: [[0.0; BATCH_LANES]; 4],
+            lanes: Interleaved::new(width, height),
         }
     }
 
     /// Width and height of the maps this batch holds.
     pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
+        (self.lanes.width, self.lanes.height)
     }
 
     /// Marks every lane unused: sweeps leave them alone.
     pub fn clear(&mut self) {
-        for m in &mut self.free {
-            *m = [0; BATCH_LANES];
-        }
+        self.lanes.clear_from(0);
     }
 
     /// Copies `field` (potentials and kinds) and `bias` into `lane`. Returns false, changing
     /// nothing, when the lane is out of range or the field has another size.
     pub fn load(&mut self, lane: usize, field: &Field<f64>, bias: &Bias) -> bool {
-        if lane >= BATCH_LANES || field.width() != self.width || field.height() != self.height {
-            return false;
-        }
-        for ((cell, mask), (p, k)) in self
-            .potential
-            .iter_mut()
-            .zip(&mut self.free)
-            .zip(field.potentials().iter().zip(field.kinds()))
-        {
-            cell[lane] = *p;
-            mask[lane] = if *k == CellKind::Free { u64::MAX } else { 0 };
-        }
-        let w = bias.weights();
-        for (k, value) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
-            self.weights[k][lane] = value;
-        }
-        true
+        self.lanes.load(lane, field, bias, |p| p)
     }
 
-    /// Copies the potentials of `lane` back into `field`. Returns false, changing nothing, when
-    /// the lane is out of range or the field has another size.
+    /// Copies the potentials of `lane` back into the free cells of `field` (a sweep never
+    /// changes the others). Returns false, changing nothing, when the lane is out of range or
+    /// the field has another size.
     pub fn store(&self, lane: usize, field: &mut Field<f64>) -> bool {
-        if lane >= BATCH_LANES || field.width() != self.width || field.height() != self.height {
-            return false;
-        }
-        for (p, cell) in field.potentials_mut().iter_mut().zip(&self.potential) {
-            *p = cell[lane];
-        }
-        true
+        self.lanes.store(lane, field, |p| p)
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on every
@@ -102,41 +68,9 @@ impl FieldBatch {
     /// time). No fused multiply–add is used on either path, so the results are bit-identical
     /// across CPUs.
     pub fn relax(&mut self, sweeps: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: `relax_avx2` only needs AVX2, which the CPU was just checked for.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.relax_avx2(sweeps)
-            };
-            return;
-        }
-        self.relax_lanes(sweeps);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn relax_avx2(&mut self, sweeps: usize) {
-        self.relax_lanes(sweeps);
-    }
-
-    #[inline(always)]
-    fn relax_lanes(&mut self, sweeps: usize) {
-        sweep_lanes::<f64, BATCH_LANES, BATCH_LANES>(
-            &mut self.potential,
-            &self.free,
-            &self.weights,
-            (self.width, self.height),
-            sweeps,
-        );
+        self.lanes.sweep::<BATCH_LANES>(sweeps);
     }
 }
-
-/// Maps relaxed together by a [`FieldBatchF32`].
-pub const BATCH_LANES_F32: usize = 32;
-
-type LanesF32 = [f32; BATCH_LANES_F32];
-type MasksF32 = [u32; BATCH_LANES_F32];
 
 /// Up to [`BATCH_LANES_F32`] maps of one size relaxed in single precision on their
 /// complements `q = 1 − p`: twice the lanes of a [`FieldBatch`] per vector.
@@ -154,95 +88,45 @@ type MasksF32 = [u32; BATCH_LANES_F32];
 /// bit); [`Self::store`] writes free cells only, so fixed values never pick up rounding.
 #[derive(Debug, Clone)]
 pub struct FieldBatchF32 {
-    width: usize,
-    height: usize,
-    potential: Vec<LanesF32>,
-    /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
-    free: Vec<MasksF32>,
-    /// Lanes below this may be in use; sweeps skip the vectors above it.
-    used: usize,
-    /// Per-lane stencil weights east, west, north, south.
-    weights: [LanesF32; 4],
+    lanes: Interleaved<f32, BATCH_LANES_F32>,
 }
 
 impl FieldBatchF32 {
     /// An empty batch of `width × height` maps; every lane unused.
     pub fn new(width: usize, height: usize) -> Self {
-        let n = width * height;
         Self {
-            width,
-            height,
-            potential: vec![[0.0; BATCH_LANES_F32]; n],
-            free: vec![[0; BATCH_LANES_F32]; n],
-            weights: [[0.0; BATCH_LANES_F32]; 4],
-            used: 0,
+            lanes: Interleaved::new(width, height),
         }
     }
 
     /// Width and height of the maps this batch holds.
     pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
+        (self.lanes.width, self.lanes.height)
     }
 
     /// Marks every lane unused: sweeps leave them alone.
     pub fn clear(&mut self) {
-        self.clear_from(0);
+        self.lanes.clear_from(0);
     }
 
     /// Marks lanes `first..` unused, keeping the others: after loading lanes `0..first`,
     /// what [`Self::clear`] before loading them would give, without rewriting every mask.
     pub fn clear_from(&mut self, first: usize) {
-        if first >= BATCH_LANES_F32 {
-            return;
-        }
-        for m in &mut self.free {
-            m[first..].fill(0);
-        }
-        self.used = self.used.min(first);
+        self.lanes.clear_from(first);
     }
 
     /// Copies the complements `1 − p` of `field` (rounded to `f32`), its kinds and `bias` into
     /// `lane`. Returns false, changing nothing, when the lane is out of range or the field has
     /// another size.
     pub fn load(&mut self, lane: usize, field: &Field<f64>, bias: &Bias) -> bool {
-        if lane >= BATCH_LANES_F32 || field.width() != self.width || field.height() != self.height {
-            return false;
-        }
-        for ((cell, mask), (p, k)) in self
-            .potential
-            .iter_mut()
-            .zip(&mut self.free)
-            .zip(field.potentials().iter().zip(field.kinds()))
-        {
-            cell[lane] = (1.0 - *p) as f32;
-            mask[lane] = if *k == CellKind::Free { u32::MAX } else { 0 };
-        }
-        self.used = self.used.max(lane + 1);
-        let w = bias.weights();
-        for (k, value) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
-            self.weights[k][lane] = value as f32;
-        }
-        true
+        self.lanes.load(lane, field, bias, |p| (1.0 - p) as f32)
     }
 
     /// Writes `p = 1 − q` of `lane` back into the free cells of `field` (fixed cells keep
     /// their exact values). Returns false, changing nothing, when the lane is out of range or
     /// the field has another size.
     pub fn store(&self, lane: usize, field: &mut Field<f64>) -> bool {
-        if lane >= BATCH_LANES_F32 || field.width() != self.width || field.height() != self.height {
-            return false;
-        }
-        for ((p, cell), mask) in field
-            .potentials_mut()
-            .iter_mut()
-            .zip(&self.potential)
-            .zip(&self.free)
-        {
-            if mask[lane] != 0 {
-                *p = 1.0 - f64::from(cell[lane]);
-            }
-        }
-        true
+        self.lanes.store(lane, field, |q| 1.0 - f64::from(q))
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
@@ -251,59 +135,39 @@ impl FieldBatchF32 {
     pub fn relax(&mut self, sweeps: usize) {
         // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
         // costs a fraction of a full one.
-        match self.used {
+        match self.lanes.used {
             0 => {}
-            1..=8 => self.relax_dispatch::<8>(sweeps),
-            9..=16 => self.relax_dispatch::<16>(sweeps),
-            17..=24 => self.relax_dispatch::<24>(sweeps),
-            _ => self.relax_dispatch::<BATCH_LANES_F32>(sweeps),
+            1..=8 => self.lanes.sweep::<8>(sweeps),
+            9..=16 => self.lanes.sweep::<16>(sweeps),
+            17..=24 => self.lanes.sweep::<24>(sweeps),
+            _ => self.lanes.sweep::<BATCH_LANES_F32>(sweeps),
         }
-    }
-
-    fn relax_dispatch<const N: usize>(&mut self, sweeps: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: `relax_avx2` only needs AVX2, which the CPU was just checked for.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.relax_avx2::<N>(sweeps)
-            };
-            return;
-        }
-        self.relax_lanes::<N>(sweeps);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn relax_avx2<const N: usize>(&mut self, sweeps: usize) {
-        self.relax_lanes::<N>(sweeps);
-    }
-
-    /// The sweeps on lanes `0..N`.
-    #[inline(always)]
-    fn relax_lanes<const N: usize>(&mut self, sweeps: usize) {
-        sweep_lanes::<f32, BATCH_LANES_F32, N>(
-            &mut self.potential,
-            &self.free,
-            &self.weights,
-            (self.width, self.height),
-            sweeps,
-        );
     }
 }
 
 /// A float the batched sweep works in, with the bits its lane masks select.
-trait LaneFloat: Copy + Add<Output = Self> + Mul<Output = Self> {
+trait LaneFloat: Copy + Add<Output = Self> + Mul<Output = Self> + std::fmt::Debug {
     type Bits: Copy
         + BitAnd<Output = Self::Bits>
         + BitOr<Output = Self::Bits>
-        + Not<Output = Self::Bits>;
+        + Not<Output = Self::Bits>
+        + PartialEq
+        + std::fmt::Debug;
+    const ZERO: Self;
+    /// All bits clear: the mask of a fixed cell or an unused lane.
+    const FIXED: Self::Bits;
+    /// All bits set: the mask of a free cell.
+    const FREE: Self::Bits;
     fn bits(self) -> Self::Bits;
     fn from_bits(bits: Self::Bits) -> Self;
+    fn from_f64(v: f64) -> Self;
 }
 
 impl LaneFloat for f64 {
     type Bits = u64;
+    const ZERO: Self = 0.0;
+    const FIXED: u64 = 0;
+    const FREE: u64 = u64::MAX;
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits()
@@ -312,10 +176,17 @@ impl LaneFloat for f64 {
     fn from_bits(bits: u64) -> Self {
         f64::from_bits(bits)
     }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
 }
 
 impl LaneFloat for f32 {
     type Bits = u32;
+    const ZERO: Self = 0.0;
+    const FIXED: u32 = 0;
+    const FREE: u32 = u32::MAX;
     #[inline(always)]
     fn bits(self) -> u32 {
         self.to_bits()
@@ -324,47 +195,161 @@ impl LaneFloat for f32 {
     fn from_bits(bits: u32) -> Self {
         f32::from_bits(bits)
     }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
 }
 
-/// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on lanes
-/// `0..N` of `width × height` cells of `L` lanes; border cells are never updated. Fixed cells
-/// keep their value by a bitwise select, so each lane computes exactly what the scalar kernel
-/// computes on its map alone: the same operations in the same order.
-#[inline(always)]
-fn sweep_lanes<T: LaneFloat, const L: usize, const N: usize>(
-    potential: &mut [[T; L]],
-    free: &[[T::Bits; L]],
-    weights: &[[T; L]; 4],
-    (w, h): (usize, usize),
-    sweeps: usize,
-) {
-    if w < 3 || h < 3 {
-        return;
+/// `L` maps of one size interleaved cell by cell in lanes of `T`: the storage and sweep both
+/// batches share.
+#[derive(Debug, Clone)]
+struct Interleaved<T: LaneFloat, const L: usize> {
+    width: usize,
+    height: usize,
+    potential: Vec<[T; L]>,
+    /// All ones on free cells of a lane, zero elsewhere (and on unused lanes).
+    free: Vec<[T::Bits; L]>,
+    /// Per-lane stencil weights east, west, north, south.
+    weights: [[T; L]; 4],
+    /// Lanes below this may be in use; sweeps may skip the ones above it.
+    used: usize,
+}
+
+impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
+    fn new(width: usize, height: usize) -> Self {
+        let n = width * height;
+        Self {
+            width,
+            height,
+            potential: vec![[T::ZERO; L]; n],
+            free: vec![[T::FIXED; L]; n],
+            weights: [[T::ZERO; L]; 4],
+            used: 0,
+        }
     }
-    let [we, ww, wn, ws] = *weights;
-    for _ in 0..sweeps {
-        for y in 1..h - 1 {
-            // Row slices (no index checks in the loop) and the west neighbour carried in
-            // registers from the cell just updated.
-            let (lower, upper) = potential.split_at_mut(y * w);
-            let south_row = &lower[(y - 1) * w..];
-            let (row, rest) = upper.split_at_mut(w);
-            let north_row = &rest[..w];
-            let masks = &free[y * w..y * w + w];
-            let mut west = row[0];
-            for x in 1..w - 1 {
-                let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
-                let old = row[x];
-                let mask = masks[x];
-                let mut out = old;
-                for l in 0..N {
-                    // The scalar kernel's operation order.
-                    let new =
-                        we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
-                    out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
+
+    fn fits(&self, lane: usize, field: &Field<f64>) -> bool {
+        lane < L && field.width() == self.width && field.height() == self.height
+    }
+
+    fn clear_from(&mut self, first: usize) {
+        if first >= L {
+            return;
+        }
+        for m in &mut self.free {
+            m[first..].fill(T::FIXED);
+        }
+        self.used = self.used.min(first);
+    }
+
+    /// `field`'s potentials (through `value`), kinds and `bias` into `lane`.
+    fn load(
+        &mut self,
+        lane: usize,
+        field: &Field<f64>,
+        bias: &Bias,
+        value: impl Fn(f64) -> T,
+    ) -> bool {
+        if !self.fits(lane, field) {
+            return false;
+        }
+        for ((cell, mask), (p, k)) in self
+            .potential
+            .iter_mut()
+            .zip(&mut self.free)
+            .zip(field.potentials().iter().zip(field.kinds()))
+        {
+            cell[lane] = value(*p);
+            mask[lane] = if *k == CellKind::Free {
+                T::FREE
+            } else {
+                T::FIXED
+            };
+        }
+        self.used = self.used.max(lane + 1);
+        let w = bias.weights();
+        for (k, weight) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
+            self.weights[k][lane] = T::from_f64(weight);
+        }
+        true
+    }
+
+    /// `lane`'s potentials (through `value`) into the free cells of `field`; fixed cells are
+    /// never changed by a sweep, so they keep their exact values.
+    fn store(&self, lane: usize, field: &mut Field<f64>, value: impl Fn(T) -> f64) -> bool {
+        if !self.fits(lane, field) {
+            return false;
+        }
+        for ((p, cell), mask) in field
+            .potentials_mut()
+            .iter_mut()
+            .zip(&self.potential)
+            .zip(&self.free)
+        {
+            if mask[lane] != T::FIXED {
+                *p = value(cell[lane]);
+            }
+        }
+        true
+    }
+
+    /// The sweeps on lanes `0..N`, built for AVX2 where the CPU has it.
+    fn sweep<const N: usize>(&mut self, sweeps: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: `sweep_avx2` only needs AVX2, which the CPU was just checked for.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.sweep_avx2::<N>(sweeps)
+            };
+            return;
+        }
+        self.sweep_lanes::<N>(sweeps);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn sweep_avx2<const N: usize>(&mut self, sweeps: usize) {
+        self.sweep_lanes::<N>(sweeps);
+    }
+
+    /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on
+    /// lanes `0..N`; border cells are never updated. Fixed cells keep their value by a bitwise
+    /// select, so each lane computes exactly what the scalar kernel computes on its map alone:
+    /// the same operations in the same order.
+    #[inline(always)]
+    fn sweep_lanes<const N: usize>(&mut self, sweeps: usize) {
+        let (w, h) = (self.width, self.height);
+        if w < 3 || h < 3 {
+            return;
+        }
+        let [we, ww, wn, ws] = self.weights;
+        let potential = &mut self.potential;
+        for _ in 0..sweeps {
+            for y in 1..h - 1 {
+                // Row slices (no index checks in the loop) and the west neighbour carried in
+                // registers from the cell just updated.
+                let (lower, upper) = potential.split_at_mut(y * w);
+                let south_row = &lower[(y - 1) * w..];
+                let (row, rest) = upper.split_at_mut(w);
+                let north_row = &rest[..w];
+                let masks = &self.free[y * w..y * w + w];
+                let mut west = row[0];
+                for x in 1..w - 1 {
+                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
+                    let old = row[x];
+                    let mask = masks[x];
+                    let mut out = old;
+                    for l in 0..N {
+                        // The scalar kernel's operation order.
+                        let new =
+                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
+                        out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
+                    }
+                    row[x] = out;
+                    west = out;
                 }
-                row[x] = out;
-                west = out;
             }
         }
     }
