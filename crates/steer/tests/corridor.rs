@@ -1,6 +1,9 @@
 //! Single- and two-agent corridor scenarios of digest 000 §8.2 (tests 7, 8 and 15), with the
 //! Table 6.1 defaults: ε = 0.7, 15×15 local map, 30 sweeps, rule C with m_a = 4.
 
+mod common;
+
+use common::all_arrived;
 use crowdfield_field::Shape;
 use crowdfield_steer::{
     AgentId, AgentParams, AgentState, Behaviour, BehaviourSlots, Crowd, CrowdSettings, Frame,
@@ -56,10 +59,7 @@ fn run(crowd: &mut Crowd, ids: &[AgentId], budget: usize) -> Vec<Vec<DVec2>> {
         for (k, id) in ids.iter().enumerate() {
             paths[k].push(crowd.agent(*id).unwrap().position());
         }
-        if ids
-            .iter()
-            .all(|id| crowd.agent(*id).unwrap().state() == AgentState::Arrived)
-        {
+        if all_arrived(crowd, ids) {
             break;
         }
     }
@@ -198,16 +198,11 @@ fn head_on_with_fa_never_overlaps_stops_and_both_arrive() {
                     resumed[k] = true;
                 }
             }
-            if ids
-                .iter()
-                .all(|id| crowd.agent(*id).unwrap().state() == AgentState::Arrived)
-            {
+            if all_arrived(&crowd, &ids) {
                 break;
             }
         }
-        let arrived = ids
-            .iter()
-            .all(|id| crowd.agent(*id).unwrap().state() == AgentState::Arrived);
+        let arrived = all_arrived(&crowd, &ids);
         let length: f64 = paths
             .iter()
             .map(|p| p.windows(2).map(|w| (w[1] - w[0]).length()).sum::<f64>())

@@ -1,10 +1,11 @@
 //! Many agents crossing (digest 001 T17, digest 000 §8.2 multi-agent tests): the no-overlap
 //! invariant is counted at every step, and most agents arrive.
 
+mod common;
+
+use common::{all_arrived, arrived};
 use crowdfield_field::Shape;
-use crowdfield_steer::{
-    AgentId, AgentParams, AgentState, Behaviour, BehaviourSlots, Crowd, CrowdSettings,
-};
+use crowdfield_steer::{AgentId, AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings};
 use glam::DVec2;
 
 #[test]
@@ -89,17 +90,11 @@ fn forty_agents_crossing_a_square_never_overlap() {
                 wall_hits += 1;
             }
         }
-        if ids
-            .iter()
-            .all(|id| crowd.agent(*id).unwrap().state() == AgentState::Arrived)
-        {
+        if all_arrived(&crowd, &ids) {
             break;
         }
     }
-    let arrived = ids
-        .iter()
-        .filter(|id| crowd.agent(**id).unwrap().state() == AgentState::Arrived)
-        .count();
+    let arrived = arrived(&crowd, &ids);
     println!("arrived {arrived}/40 after {} steps", crowd.step_count());
     assert_eq!(overlaps, 0);
     assert_eq!(wall_hits, 0);

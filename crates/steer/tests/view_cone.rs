@@ -2,10 +2,13 @@
 //! `LocalMapSettings::view_angle` below 2π an agent maps obstacles and agents only in a cone
 //! around its heading.
 
+mod common;
+
+use common::{all_arrived, arrived};
 use crowdfield_field::{CellKind, Shape};
 use crowdfield_steer::{
-    AgentId, AgentParams, AgentState, Behaviour, BehaviourSlots, Crowd, CrowdSettings,
-    LocalMapSettings, SpeedLaw, SteerError,
+    AgentId, AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings,
+    SpeedLaw, SteerError,
 };
 use glam::DVec2;
 use std::f64::consts::{PI, TAU};
@@ -141,17 +144,11 @@ fn fifty_agents_crossing_with_and_without_a_view_cone() {
                     near += usize::from(d < need + 0.1);
                 }
             }
-            if ids
-                .iter()
-                .all(|id| crowd.agent(*id).unwrap().state() == AgentState::Arrived)
-            {
+            if all_arrived(&crowd, &ids) {
                 break;
             }
         }
-        let arrived = ids
-            .iter()
-            .filter(|id| crowd.agent(**id).unwrap().state() == AgentState::Arrived)
-            .count();
+        let arrived = arrived(&crowd, &ids);
         (overlaps, near, arrived, crowd.step_count())
     };
     let (overlaps, near, arrived, steps) = crossing(TAU);
