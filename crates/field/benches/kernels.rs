@@ -42,7 +42,9 @@ fn kernels(c: &mut Criterion) {
             Relaxation::GAUSS_SEIDEL,
         );
         bench_batch(&mut group, side, &bias);
-        bench_batch_f32(&mut group, side, &bias);
+        for used in [2, 8, 16, BATCH_LANES_F32] {
+            bench_batch_f32(&mut group, side, &bias, used);
+        }
         bench_jacobi::<f64>(&mut group, "jacobi", side, &bias);
         bench_jacobi::<f32>(&mut group, "jacobi_f32", side, &bias);
     }
@@ -88,22 +90,29 @@ fn bench_batch(
     });
 }
 
-/// The same on [`BATCH_LANES_F32`] maps in `f32` lanes, on their complements.
+/// The same on `used` of the [`BATCH_LANES_F32`] lanes of an `f32` batch, on the maps'
+/// complements (a crowd of fewer agents than lanes sweeps only the vectors in use).
 fn bench_batch_f32(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     side: usize,
     bias: &Bias,
+    used: usize,
 ) {
     let field = common::room::<f64>(side, 0.9);
     let mut batch = FieldBatchF32::new(side, side);
-    for lane in 0..BATCH_LANES_F32 {
+    for lane in 0..used {
         batch.load(lane, &field, bias);
     }
     let sweeps = (65_536 / (side * side)).max(1);
     group.throughput(Throughput::Elements(
-        common::free_cells(&field) * (sweeps * BATCH_LANES_F32) as u64,
+        common::free_cells(&field) * (sweeps * used) as u64,
     ));
-    group.bench_function(BenchmarkId::new("gauss_seidel_batch_f32", side), |b| {
+    let name = if used == BATCH_LANES_F32 {
+        "gauss_seidel_batch_f32".to_string()
+    } else {
+        format!("gauss_seidel_batch_f32_{used}_lanes")
+    };
+    group.bench_function(BenchmarkId::new(name, side), |b| {
         b.iter(|| black_box(&mut batch).relax(sweeps))
     });
 }

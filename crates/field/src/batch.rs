@@ -68,7 +68,8 @@ impl FieldBatch {
     /// time). No fused multiply–add is used on either path, so the results are bit-identical
     /// across CPUs.
     pub fn relax(&mut self, sweeps: usize) {
-        self.lanes.sweep::<BATCH_LANES>(sweeps);
+        // Four vectors per cell already keep the CPU busy: one row at a time.
+        self.lanes.sweep::<BATCH_LANES, 1>(sweeps);
     }
 }
 
@@ -135,12 +136,16 @@ impl FieldBatchF32 {
     pub fn relax(&mut self, sweeps: usize) {
         // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
         // costs a fraction of a full one.
+        // Rows per wave (see `Interleaved::sweep_lanes`) chosen per vector count by
+        // measurement (`cargo bench -p crowdfield_field --bench kernels -- batch_f32`): one
+        // vector is latency-bound and gains most from five rows in flight, four vectors are
+        // not.
         match self.lanes.used {
             0 => {}
-            1..=8 => self.lanes.sweep::<8>(sweeps),
-            9..=16 => self.lanes.sweep::<16>(sweeps),
-            17..=24 => self.lanes.sweep::<24>(sweeps),
-            _ => self.lanes.sweep::<BATCH_LANES_F32>(sweeps),
+            1..=8 => self.lanes.sweep::<8, 5>(sweeps),
+            9..=16 => self.lanes.sweep::<16, 3>(sweeps),
+            17..=24 => self.lanes.sweep::<24, 2>(sweeps),
+            _ => self.lanes.sweep::<BATCH_LANES_F32, 1>(sweeps),
         }
     }
 }
@@ -295,63 +300,154 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     }
 
     /// The sweeps on lanes `0..N`, built for AVX2 where the CPU has it.
-    fn sweep<const N: usize>(&mut self, sweeps: usize) {
+    fn sweep<const N: usize, const K: usize>(&mut self, sweeps: usize) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: `sweep_avx2` only needs AVX2, which the CPU was just checked for.
             #[allow(unsafe_code)]
             unsafe {
-                self.sweep_avx2::<N>(sweeps)
+                self.sweep_avx2::<N, K>(sweeps)
             };
             return;
         }
-        self.sweep_lanes::<N>(sweeps);
+        self.sweep_lanes::<N, K>(sweeps);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn sweep_avx2<const N: usize>(&mut self, sweeps: usize) {
-        self.sweep_lanes::<N>(sweeps);
+    fn sweep_avx2<const N: usize, const K: usize>(&mut self, sweeps: usize) {
+        self.sweep_lanes::<N, K>(sweeps);
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on
     /// lanes `0..N`; border cells are never updated. Fixed cells keep their value by a bitwise
     /// select, so each lane computes exactly what the scalar kernel computes on its map alone:
     /// the same operations in the same order.
+    ///
+    /// Rows go `K` at a time as a diagonal wavefront: at each wave, row `y + i` updates the
+    /// cell one column behind row `y + i − 1`. Every cell still reads its west and south
+    /// neighbours after and its east and north neighbours before their updates, exactly as in
+    /// the lexicographic order, so the results are the same bits; but the `K` cells of a wave
+    /// do not wait for each other, where a single row waits for each cell's west neighbour (a
+    /// chain of multiplies and adds, ten-odd cycles per cell, that leaves a batch of one or two
+    /// vectors mostly idle).
     #[inline(always)]
-    fn sweep_lanes<const N: usize>(&mut self, sweeps: usize) {
+    fn sweep_lanes<const N: usize, const K: usize>(&mut self, sweeps: usize) {
         let (w, h) = (self.width, self.height);
         if w < 3 || h < 3 {
             return;
         }
-        let [we, ww, wn, ws] = self.weights;
-        let potential = &mut self.potential;
+        const {
+            assert!(
+                K >= 1 && K <= 6 && N <= L,
+                "one to six rows per wave, N ≤ L lanes"
+            )
+        };
+        assert!(self.potential.len() == w * h && self.free.len() == w * h);
+        let cells = Cells {
+            potential: self.potential.as_mut_ptr(),
+            free: self.free.as_ptr(),
+            weights: &self.weights,
+            width: w,
+        };
+        // The h − 2 interior rows in groups of at most K, as even as possible (13 rows in
+        // fours: 4, 3, 3, 3), so no group is left with a lone row waiting on each cell.
+        let rows = h - 2;
+        let groups = rows.div_ceil(K);
         for _ in 0..sweeps {
-            for y in 1..h - 1 {
-                // Row slices (no index checks in the loop) and the west neighbour carried in
-                // registers from the cell just updated.
-                let (lower, upper) = potential.split_at_mut(y * w);
-                let south_row = &lower[(y - 1) * w..];
-                let (row, rest) = upper.split_at_mut(w);
-                let north_row = &rest[..w];
-                let masks = &self.free[y * w..y * w + w];
-                let mut west = row[0];
-                for x in 1..w - 1 {
-                    let (east, north, south) = (row[x + 1], north_row[x], south_row[x]);
-                    let old = row[x];
-                    let mask = masks[x];
-                    let mut out = old;
-                    for l in 0..N {
-                        // The scalar kernel's operation order.
-                        let new =
-                            we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
-                        out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
+            let mut y0 = 1;
+            for g in 0..groups {
+                let size = rows / groups + usize::from(g < rows % groups);
+                // SAFETY: rows y0 − 1 ..= y0 + size lie in the w × h map (y0 ≥ 1 and the
+                // groups end at row h − 2), N ≤ L, and nothing else borrows the arrays.
+                #[allow(unsafe_code)]
+                unsafe {
+                    match size {
+                        1 => cells.wave::<N, 1>(y0),
+                        2 => cells.wave::<N, 2>(y0),
+                        3 => cells.wave::<N, 3>(y0),
+                        4 => cells.wave::<N, 4>(y0),
+                        5 => cells.wave::<N, 5>(y0),
+                        6 => cells.wave::<N, 6>(y0),
+                        _ => unreachable!("groups are at most six rows"),
                     }
-                    row[x] = out;
-                    west = out;
+                }
+                y0 += size;
+            }
+        }
+    }
+}
+
+/// A batch's cells as the sweep kernel walks them.
+struct Cells<'a, T: LaneFloat, const L: usize> {
+    potential: *mut [T; L],
+    free: *const [T::Bits; L],
+    weights: &'a [[T; L]; 4],
+    width: usize,
+}
+
+impl<T: LaneFloat, const L: usize> Cells<'_, T, L> {
+    /// One lexicographic pass over the `K` rows from `y0`, lanes `0..N`, as a diagonal
+    /// wavefront: wave `t` updates column `t + 1 − i` of row `y0 + i`.
+    ///
+    /// # Safety
+    ///
+    /// Rows `y0 − 1 ..= y0 + K` must lie inside the map, `N ≤ L`, and no reference to the
+    /// arrays may be alive.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn wave<const N: usize, const K: usize>(&self, y0: usize) {
+        let w = self.width;
+        let inner = w - 2;
+        let mut west = [[T::ZERO; N]; K];
+        for (i, v) in west.iter_mut().enumerate() {
+            // SAFETY: the first cell of row y0 + i, inside the map.
+            let first = unsafe { &*self.potential.add((y0 + i) * w) };
+            v.copy_from_slice(&first[..N]);
+        }
+        for t in 0..inner + K - 1 {
+            for (i, v) in west.iter_mut().enumerate() {
+                if t >= i && t - i < inner {
+                    // SAFETY: column t − i + 1 ∈ 1..=w − 2 of a row inside the map, whose
+                    // four neighbours are inside too.
+                    unsafe { self.update::<N>((y0 + i) * w + t - i + 1, v) };
                 }
             }
         }
+    }
+
+    /// Cell `i` on lanes `0..N` from its neighbours, the west one carried in `west` (and
+    /// replaced by the result); fixed cells keep their bits.
+    ///
+    /// # Safety
+    ///
+    /// `i − w` and `i + w` must be cells of the map, `N ≤ L`, and no reference to the arrays
+    /// may be alive.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn update<const N: usize>(&self, i: usize, west: &mut [T; N]) {
+        let [we, ww, wn, ws] = self.weights;
+        let w = self.width;
+        // SAFETY: the caller's bounds; reads and the one write below do not overlap in time.
+        let (east, north, south, old, mask) = unsafe {
+            (
+                *self.potential.add(i + 1),
+                *self.potential.add(i + w),
+                *self.potential.add(i - w),
+                *self.potential.add(i),
+                *self.free.add(i),
+            )
+        };
+        let mut out = [T::ZERO; N];
+        for l in 0..N {
+            // The scalar kernel's operation order.
+            let new = we[l] * east[l] + ww[l] * west[l] + wn[l] * north[l] + ws[l] * south[l];
+            out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
+        }
+        // SAFETY: cell i is inside the map.
+        let cell = unsafe { &mut *self.potential.add(i) };
+        cell[..N].copy_from_slice(&out);
+        *west = out;
     }
 }
 
