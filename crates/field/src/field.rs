@@ -244,53 +244,44 @@ impl<T: Potential> Field<T> {
                 return;
             }
             let sy = y as i64 + dy;
-            let source_in = |x: usize| {
-                let sx = x as i64 + dx;
-                (sx >= 0 && sx < w as i64).then_some(sx as usize)
-            };
+            // Interior columns whose source column x + dx lies in the grid.
+            let first = 1.max(-dx) as usize;
+            let last = (w as i64 - 2).min(w as i64 - 1 - dx);
             let kinds = &mut kinds[row.clone()];
-            if sy < 0 || sy >= h as i64 {
+            if sy < 0 || sy >= h as i64 || last < first as i64 {
                 for (k, p) in kinds[1..w - 1]
                     .iter_mut()
                     .zip(&mut potential[y * w + 1..y * w + w - 1])
                 {
                     *p = if *k == CellKind::Free { fill } else { v };
-                    *k = CellKind::Free;
-                }
-            } else if sy as usize != y {
-                let sy = sy as usize;
-                let (dst, src) = if sy > y {
-                    let (a, b) = potential.split_at_mut(sy * w);
-                    (&mut a[y * w..y * w + w], &b[..w])
-                } else {
-                    let (a, b) = potential.split_at_mut(y * w);
-                    (&mut b[..w], &a[sy * w..sy * w + w])
-                };
-                for x in 1..w - 1 {
-                    dst[x] = if kinds[x] != CellKind::Free {
-                        v
-                    } else {
-                        source_in(x).map_or(fill, |sx| src[sx])
-                    };
-                    kinds[x] = CellKind::Free;
                 }
             } else {
-                // The same row, shifted along x (dx ≠ 0): walk away from the sources.
-                let line = &mut potential[row.clone()];
-                let mut cell = |x: usize| {
-                    line[x] = if kinds[x] != CellKind::Free {
-                        v
+                let (sy, last) = (sy as usize, last as usize);
+                let from = (first as i64 + dx) as usize;
+                if sy != y {
+                    let (dst, src) = if sy > y {
+                        let (a, b) = potential.split_at_mut(sy * w);
+                        (&mut a[y * w..y * w + w], &b[..w])
                     } else {
-                        source_in(x).map_or(fill, |sx| line[sx])
+                        let (a, b) = potential.split_at_mut(y * w);
+                        (&mut b[..w], &a[sy * w..sy * w + w])
                     };
-                    kinds[x] = CellKind::Free;
-                };
-                if dx > 0 {
-                    (1..w - 1).for_each(&mut cell);
+                    dst[first..=last].copy_from_slice(&src[from..from + last + 1 - first]);
                 } else {
-                    (1..w - 1).rev().for_each(&mut cell);
+                    // The same row, shifted along x (dx ≠ 0): a move within the row.
+                    potential[row.clone()].copy_within(from..from + last + 1 - first, first);
+                }
+                let line = &mut potential[row.clone()];
+                line[1..first].fill(fill);
+                line[last + 1..w - 1].fill(fill);
+                // Cells stamped last step restart from `value`.
+                for (p, k) in line[1..w - 1].iter_mut().zip(&kinds[1..w - 1]) {
+                    if *k != CellKind::Free {
+                        *p = v;
+                    }
                 }
             }
+            kinds[1..w - 1].fill(CellKind::Free);
             for x in [0, w - 1] {
                 kinds[x] = CellKind::Obstacle;
                 potential[y * w + x] = T::ONE;
