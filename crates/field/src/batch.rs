@@ -130,6 +130,69 @@ impl FieldBatchF32 {
         self.lanes.store(lane, field, |q| 1.0 - f64::from(q))
     }
 
+    /// [`Self::load`] of `maps[k]` into lane `first + k` for every k: the same lanes, eight
+    /// maps at a time where the CPU has AVX2 (each map read once, in order, and eight lanes
+    /// written per vector, instead of one scattered write per map and cell). Returns false,
+    /// changing nothing, when the lanes run out or a field has another size.
+    pub fn load_lanes(&mut self, first: usize, maps: &[(&Field<f64>, &Bias)]) -> bool {
+        if first + maps.len() > BATCH_LANES_F32 || maps.iter().any(|(f, _)| !self.lanes.fits(0, f))
+        {
+            return false;
+        }
+        let mut lane = first;
+        let mut rest = maps;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            while let Some((block, tail)) = rest.split_first_chunk::<8>() {
+                // SAFETY: AVX2 was just checked for; lanes `lane..lane + 8` exist and every
+                // field has the batch's size (both checked above).
+                #[allow(unsafe_code)]
+                unsafe {
+                    self.lanes.load8_avx2(lane, block)
+                };
+                lane += 8;
+                rest = tail;
+            }
+        }
+        for (field, bias) in rest {
+            self.load(lane, field, bias);
+            lane += 1;
+        }
+        true
+    }
+
+    /// [`Self::store`] of lane `first + k` into `maps[k]` for every k, eight maps at a time
+    /// where the CPU has AVX2. Returns false, changing nothing, when the lanes run out or a
+    /// field has another size.
+    pub fn store_lanes(&self, first: usize, maps: &mut [&mut Field<f64>]) -> bool {
+        if first + maps.len() > BATCH_LANES_F32 || maps.iter().any(|f| !self.lanes.fits(0, f)) {
+            return false;
+        }
+        let mut lane = first;
+        let mut rest = maps;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            while rest.len() >= 8 {
+                let Some((block, tail)) = std::mem::take(&mut rest).split_first_chunk_mut::<8>()
+                else {
+                    unreachable!("eight maps are left");
+                };
+                // SAFETY: as in `load_lanes`.
+                #[allow(unsafe_code)]
+                unsafe {
+                    self.lanes.store8_avx2(lane, block)
+                };
+                lane += 8;
+                rest = tail;
+            }
+        }
+        for field in rest {
+            self.store(lane, field);
+            lane += 1;
+        }
+        true
+    }
+
     /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
     /// [`FieldBatch::relax`] (AVX2 build chosen at run time, no fused multiply–add, so results
     /// are bit-identical across CPUs).
@@ -378,6 +441,163 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+impl Interleaved<f32, BATCH_LANES_F32> {
+    /// The complements of eight maps (kinds as masks, biases as weights) into lanes
+    /// `lane..lane + 8`: eight cells of a map are read as two vectors of four `f64`, the
+    /// complement taken and rounded to `f32` exactly as the one-lane load does, and an 8×8
+    /// transpose turns eight maps' runs of eight cells into eight cells' runs of eight lanes.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2, `lane + 8 ≤ BATCH_LANES_F32`, and every field must have the
+    /// batch's size.
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load8_avx2(&mut self, lane: usize, maps: &[(&Field<f64>, &Bias); 8]) {
+        use std::arch::x86_64::*;
+        let n = self.width * self.height;
+        let potentials: [&[f64]; 8] = std::array::from_fn(|k| &maps[k].0.potentials()[..n]);
+        let kinds: [&[CellKind]; 8] = std::array::from_fn(|k| &maps[k].0.kinds()[..n]);
+        let one = _mm256_set1_pd(1.0);
+        let mut i = 0;
+        while i + 8 <= n {
+            let mut q = [_mm256_setzero_ps(); 8];
+            let mut m = [_mm256_setzero_ps(); 8];
+            for k in 0..8 {
+                // SAFETY: cells i..i + 8 exist in every map (i + 8 ≤ n); `CellKind` is a
+                // `u8` with `Free` = 0, so eight kinds are eight bytes.
+                unsafe {
+                    let p = potentials[k].as_ptr().add(i);
+                    let lo = _mm256_cvtpd_ps(_mm256_sub_pd(one, _mm256_loadu_pd(p)));
+                    let hi = _mm256_cvtpd_ps(_mm256_sub_pd(one, _mm256_loadu_pd(p.add(4))));
+                    q[k] = _mm256_set_m128(hi, lo);
+                    let bytes = _mm_loadl_epi64(kinds[k].as_ptr().add(i).cast::<__m128i>());
+                    let free =
+                        _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(bytes), _mm256_setzero_si256());
+                    m[k] = _mm256_castsi256_ps(free);
+                }
+            }
+            transpose8(&mut q);
+            transpose8(&mut m);
+            for c in 0..8 {
+                // SAFETY: lanes lane..lane + 8 of cell i + c exist.
+                unsafe {
+                    _mm256_storeu_ps(self.potential[i + c][lane..lane + 8].as_mut_ptr(), q[c]);
+                    _mm256_storeu_ps(self.free[i + c][lane..lane + 8].as_mut_ptr().cast(), m[c]);
+                }
+            }
+            i += 8;
+        }
+        for cell in i..n {
+            for k in 0..8 {
+                self.potential[cell][lane + k] = (1.0 - potentials[k][cell]) as f32;
+                self.free[cell][lane + k] = if kinds[k][cell] == CellKind::Free {
+                    f32::FREE
+                } else {
+                    f32::FIXED
+                };
+            }
+        }
+        for (k, (_, bias)) in maps.iter().enumerate() {
+            let w = bias.weights();
+            for (j, weight) in [w.east, w.west, w.north, w.south].into_iter().enumerate() {
+                self.weights[j][lane + k] = weight as f32;
+            }
+        }
+        self.used = self.used.max(lane + 8);
+    }
+
+    /// Lanes `lane..lane + 8` back into the free cells of eight maps as `p = 1 − q`, the
+    /// reverse of [`Self::load8_avx2`]; fixed cells keep their bits (a blend on the lane's
+    /// free mask).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::load8_avx2`].
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store8_avx2(&self, lane: usize, maps: &mut [&mut Field<f64>; 8]) {
+        use std::arch::x86_64::*;
+        let n = self.width * self.height;
+        let one = _mm256_set1_pd(1.0);
+        let mut i = 0;
+        while i + 8 <= n {
+            let mut q = [_mm256_setzero_ps(); 8];
+            let mut m = [_mm256_setzero_ps(); 8];
+            for c in 0..8 {
+                // SAFETY: lanes lane..lane + 8 of cell i + c exist.
+                unsafe {
+                    q[c] = _mm256_loadu_ps(self.potential[i + c][lane..lane + 8].as_ptr());
+                    m[c] = _mm256_loadu_ps(self.free[i + c][lane..lane + 8].as_ptr().cast());
+                }
+            }
+            transpose8(&mut q);
+            transpose8(&mut m);
+            for (k, map) in maps.iter_mut().enumerate() {
+                let cells = &mut map.potentials_mut()[i..i + 8];
+                let free = _mm256_castps_si256(m[k]);
+                // SAFETY: eight cells from i exist in the map.
+                unsafe {
+                    let p = cells.as_mut_ptr();
+                    let lo = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
+                    let hi = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(q[k])));
+                    let mlo =
+                        _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(free)));
+                    let mhi = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
+                        _mm256_extracti128_si256::<1>(free),
+                    ));
+                    _mm256_storeu_pd(p, _mm256_blendv_pd(_mm256_loadu_pd(p), lo, mlo));
+                    _mm256_storeu_pd(
+                        p.add(4),
+                        _mm256_blendv_pd(_mm256_loadu_pd(p.add(4)), hi, mhi),
+                    );
+                }
+            }
+            i += 8;
+        }
+        for (k, map) in maps.iter_mut().enumerate() {
+            for (cell, p) in map.potentials_mut().iter_mut().enumerate().skip(i) {
+                if self.free[cell][lane + k] != f32::FIXED {
+                    *p = 1.0 - f64::from(self.potential[cell][lane + k]);
+                }
+            }
+        }
+    }
+}
+
+/// Transposes eight rows of eight `f32` (row k, element c becomes row c, element k).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2")]
+fn transpose8(r: &mut [std::arch::x86_64::__m256; 8]) {
+    use std::arch::x86_64::*;
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+    let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+    let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+    let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+    let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+    let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+    let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+    let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+    let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+    r[0] = _mm256_permute2f128_ps::<0x20>(s0, s4);
+    r[1] = _mm256_permute2f128_ps::<0x20>(s1, s5);
+    r[2] = _mm256_permute2f128_ps::<0x20>(s2, s6);
+    r[3] = _mm256_permute2f128_ps::<0x20>(s3, s7);
+    r[4] = _mm256_permute2f128_ps::<0x31>(s0, s4);
+    r[5] = _mm256_permute2f128_ps::<0x31>(s1, s5);
+    r[6] = _mm256_permute2f128_ps::<0x31>(s2, s6);
+    r[7] = _mm256_permute2f128_ps::<0x31>(s3, s7);
+}
+
 /// A batch's cells as the sweep kernel walks them.
 struct Cells<'a, T: LaneFloat, const L: usize> {
     potential: *mut [T; L],
@@ -579,6 +799,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Loading and storing many lanes at once (eight at a time with AVX2) gives the bits
+        /// one lane at a time gives, whatever the first lane and the count.
+        #[test]
+        fn many_lanes_at_once_match_one_lane_at_a_time(
+            side in (2usize..12).prop_map(|k| 2 * k + 1),
+            first in 0usize..BATCH_LANES_F32,
+            count in 1usize..=BATCH_LANES_F32,
+            seed in any::<u64>(),
+            sweeps in 0usize..12,
+        ) {
+            let count = count.min(BATCH_LANES_F32 - first);
+            let maps: Vec<(Field<f64>, Bias)> = (0..count)
+                .map(|k| {
+                    let bias = Bias::new(0.3, DVec2::from_angle(k as f64)).unwrap();
+                    (random_map(side, seed.wrapping_add(k as u64)), bias)
+                })
+                .collect();
+            let (mut one, mut many) = (FieldBatchF32::new(side, side), FieldBatchF32::new(side, side));
+            for (k, (map, bias)) in maps.iter().enumerate() {
+                prop_assert!(one.load(first + k, map, bias));
+            }
+            let refs: Vec<(&Field<f64>, &Bias)> = maps.iter().map(|(m, b)| (m, b)).collect();
+            prop_assert!(many.load_lanes(first, &refs));
+            one.relax(sweeps);
+            many.relax(sweeps);
+            let mut by_one: Vec<Field<f64>> = maps.iter().map(|(m, _)| m.clone()).collect();
+            let mut by_many = by_one.clone();
+            for (k, map) in by_one.iter_mut().enumerate() {
+                prop_assert!(one.store(first + k, map));
+            }
+            let mut targets: Vec<&mut Field<f64>> = by_many.iter_mut().collect();
+            prop_assert!(many.store_lanes(first, &mut targets));
+            for (a, b) in by_one.iter().zip(&by_many) {
+                let bits = |f: &Field<f64>| f.potentials().iter().map(|p| p.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(a), bits(b));
+            }
+        }
+    }
+
+    #[test]
+    fn many_lanes_refuse_too_many_maps_and_wrong_sizes() {
+        let mut batch = FieldBatchF32::new(9, 9);
+        let map = random_map(9, 4);
+        let small = random_map(7, 4);
+        let bias = Bias::HARMONIC;
+        assert!(!batch.load_lanes(30, &[(&map, &bias); 3]));
+        assert!(!batch.load_lanes(0, &[(&map, &bias), (&small, &bias)]));
+        let (mut a, mut b) = (map.clone(), small.clone());
+        assert!(!batch.store_lanes(0, &mut [&mut a, &mut b]));
+        assert_eq!(a.potentials(), map.potentials());
     }
 
     #[test]

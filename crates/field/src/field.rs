@@ -230,68 +230,40 @@ impl<T: Potential> Field<T> {
             return;
         }
         let (w, h) = (self.width(), self.height());
-        let (fill, v) = (T::from_f64(fill), T::from_f64(value));
+        let fill = T::from_f64(fill);
         let (dx, dy) = (offset.x as i64, offset.y as i64);
-        let (kinds, potential) = (&mut self.kinds, &mut self.potential);
+        // Interior columns whose source column x + dx lies in the grid.
+        let first = 1.max(-dx);
+        let last = (w as i64 - 2).min(w as i64 - 1 - dx);
+        let potential = &mut self.potential;
         // Row by row, walking away from the source rows (upwards for dy > 0, downwards for
-        // dy < 0), so every row reads its source row before that row is rewritten; within a
-        // row the border columns are written last, after the interior has read them.
+        // dy < 0), so every row reads its source row before that row is rewritten: one block
+        // move per row.
         let mut visit = |y: usize| {
-            let row = y * w..y * w + w;
             if y == 0 || y + 1 == h {
-                kinds[row.clone()].fill(CellKind::Obstacle);
-                potential[row].fill(T::ONE);
                 return;
             }
             let sy = y as i64 + dy;
-            // Interior columns whose source column x + dx lies in the grid.
-            let first = 1.max(-dx) as usize;
-            let last = (w as i64 - 2).min(w as i64 - 1 - dx);
-            let kinds = &mut kinds[row.clone()];
-            if sy < 0 || sy >= h as i64 || last < first as i64 {
-                for (k, p) in kinds[1..w - 1]
-                    .iter_mut()
-                    .zip(&mut potential[y * w + 1..y * w + w - 1])
-                {
-                    *p = if *k == CellKind::Free { fill } else { v };
-                }
-            } else {
-                let (sy, last) = (sy as usize, last as usize);
-                let from = (first as i64 + dx) as usize;
-                if sy != y {
-                    let (dst, src) = if sy > y {
-                        let (a, b) = potential.split_at_mut(sy * w);
-                        (&mut a[y * w..y * w + w], &b[..w])
-                    } else {
-                        let (a, b) = potential.split_at_mut(y * w);
-                        (&mut b[..w], &a[sy * w..sy * w + w])
-                    };
-                    dst[first..=last].copy_from_slice(&src[from..from + last + 1 - first]);
-                } else {
-                    // The same row, shifted along x (dx ≠ 0): a move within the row.
-                    potential[row.clone()].copy_within(from..from + last + 1 - first, first);
-                }
-                let line = &mut potential[row.clone()];
-                line[1..first].fill(fill);
-                line[last + 1..w - 1].fill(fill);
-                // Cells stamped last step restart from `value`.
-                for (p, k) in line[1..w - 1].iter_mut().zip(&kinds[1..w - 1]) {
-                    if *k != CellKind::Free {
-                        *p = v;
-                    }
-                }
+            let line = y * w..y * w + w;
+            if sy < 0 || sy >= h as i64 || last < first {
+                potential[line][1..w - 1].fill(fill);
+                return;
             }
-            kinds[1..w - 1].fill(CellKind::Free);
-            for x in [0, w - 1] {
-                kinds[x] = CellKind::Obstacle;
-                potential[y * w + x] = T::ONE;
-            }
+            let (first, last) = (first as usize, last as usize);
+            let from = sy as usize * w + (first as i64 + dx) as usize;
+            potential.copy_within(from..from + last + 1 - first, y * w + first);
+            let line = &mut potential[line];
+            line[1..first].fill(fill);
+            line[last + 1..w - 1].fill(fill);
         };
         if dy > 0 || (dy == 0 && dx > 0) {
             (0..h).for_each(&mut visit);
         } else {
             (0..h).rev().for_each(&mut visit);
         }
+        // Cells stamped last step (kinds are still last step's) restart from `value`; every
+        // interior cell becomes free and the border closes at 1.
+        self.reopen_interior(value);
         let origin = self.geometry.origin() + offset.as_dvec2() * self.geometry.cell_size();
         self.geometry = self.geometry.with_origin(origin);
     }

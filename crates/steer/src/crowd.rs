@@ -1629,14 +1629,18 @@ impl ChunkScratch {
                     Some(b) if b.size() == (side, side) => b,
                     slot => slot.insert(FieldBatchF32::new(side, side)),
                 };
-                for (lane, (_, agent, bias)) in group.iter().enumerate() {
-                    batch.load(lane, agent.local.field(), bias);
-                }
+                let maps: Vec<(&Field<f64>, &Bias)> = group
+                    .iter()
+                    .map(|(_, agent, bias)| (agent.local.field(), bias))
+                    .collect();
+                batch.load_lanes(0, &maps);
                 batch.clear_from(group.len());
                 batch.relax(sweeps);
-                for (lane, (_, agent, _)) in group.iter_mut().enumerate() {
-                    batch.store(lane, agent.local.field_mut());
-                }
+                let mut maps: Vec<&mut Field<f64>> = group
+                    .iter_mut()
+                    .map(|(_, agent, _)| agent.local.field_mut())
+                    .collect();
+                batch.store_lanes(0, &mut maps);
             }
             LocalPrecision::F64 => {
                 let batch = match &mut self.f64_batch {
