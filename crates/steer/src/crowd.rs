@@ -1119,7 +1119,7 @@ impl Crowd {
             .par_iter_mut()
             .enumerate()
             .map_init(Neighbours::default, |scratch, (i, slot)| match slot {
-                Some(agent) if agent.plans() => world.prepare(i, agent, &snapshot, &hash, scratch),
+                Some(agent) if agent.plans() => world.prepare(i, agent, &hash, scratch),
                 _ => Prepared::Idle,
             })
             .collect();
@@ -1147,7 +1147,7 @@ impl Crowd {
                 .enumerate()
                 .map(|(k, slot)| match slot {
                     Some(agent) if agent.plans() => {
-                        world.prepare(first + k, agent, &snapshot, &hash, &mut scratch.neighbours)
+                        world.prepare(first + k, agent, &hash, &mut scratch.neighbours)
                     }
                     _ => Prepared::Idle,
                 })
@@ -1423,12 +1423,12 @@ impl World<'_> {
             })
     }
 
-    /// Prepares one agent's step from the snapshot: everything up to relaxation.
+    /// Prepares one agent's step from the snapshot (as `hash` indexed it): everything up to
+    /// relaxation.
     fn prepare(
         &self,
         index: usize,
         agent: &mut Agent,
-        snapshot: &[Option<(DVec2, f64)>],
         hash: &AgentGrid,
         scratch: &mut Neighbours,
     ) -> Prepared {
@@ -1498,11 +1498,8 @@ impl World<'_> {
             let limit = half + r + agent.params.radius + agent.params.local_map.cell_size;
             senses || (d.x <= limit && d.y <= limit)
         };
-        hash.for_each_near(pos, reach, |j| {
-            if j != index
-                && let Some((q, r)) = snapshot[j]
-                && within(q, r)
-            {
+        hash.for_each_point_near(pos, reach, |j, q, r| {
+            if j != index && within(q, r) {
                 neighbours.push((q, r));
                 // Ids only break ties for the nearest agent, which only sensing programs read.
                 if senses {
@@ -2012,6 +2009,9 @@ pub struct AgentGrid {
     /// `starts[c]..starts[c + 1]` indexes `items` for cell `c`.
     starts: Vec<u32>,
     items: Vec<u32>,
+    /// Position and radius of each item, in the same order: a query reads them in sequence
+    /// rather than gathering them by index.
+    points: Vec<(DVec2, f64)>,
 }
 
 impl AgentGrid {
@@ -2033,6 +2033,7 @@ impl AgentGrid {
                 rows: 0,
                 starts: vec![0],
                 items: Vec::new(),
+                points: Vec::new(),
             };
         }
         let extent = hi - lo;
@@ -2062,10 +2063,12 @@ impl AgentGrid {
         }
         let mut fill = starts.clone();
         let mut items = vec![0u32; n];
+        let mut sorted = vec![(DVec2::ZERO, 0.0); n];
         for (i, p) in points.iter().enumerate() {
-            if let Some((p, _)) = p {
+            if let Some((p, r)) = p {
                 let c = key(*p);
                 items[fill[c] as usize] = i as u32;
+                sorted[fill[c] as usize] = (*p, *r);
                 fill[c] += 1;
             }
         }
@@ -2076,12 +2079,18 @@ impl AgentGrid {
             rows,
             starts,
             items,
+            points: sorted,
         }
     }
 
     /// Calls `f` with the index of every point within `radius` of `p` (and possibly a few
     /// more), cell by cell. Callers must not depend on the order.
     pub fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
+        self.for_each_point_near(p, radius, |i, _, _| f(i));
+    }
+
+    /// [`Self::for_each_near`] with each point's position and radius as they were indexed.
+    pub fn for_each_point_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize, DVec2, f64)) {
         let cell = |v: f64, o: f64| floor_i64((v - o) * self.inv_cell);
         let (x0, x1) = (
             cell(p.x - radius, self.origin.x).max(0),
@@ -2100,8 +2109,8 @@ impl AgentGrid {
                 self.starts[row + x0 as usize] as usize,
                 self.starts[row + x1 as usize + 1] as usize,
             );
-            for &i in &self.items[a..b] {
-                f(i as usize);
+            for (&i, &(q, r)) in self.items[a..b].iter().zip(&self.points[a..b]) {
+                f(i as usize, q, r);
             }
         }
     }
@@ -2437,7 +2446,7 @@ mod tests {
     /// stamping, as a step would) and hands each one with its bias to `f`.
     fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
         let mut probe = crowd.clone();
-        let (snapshot, hash) = probe.snapshot();
+        let (_, hash) = probe.snapshot();
         probe.update_rasters();
         let world = world_of!(probe);
         let mut scratch = Neighbours::default();
@@ -2446,9 +2455,7 @@ mod tests {
             if !agent.plans() {
                 continue;
             }
-            if let Prepared::Relax { bias, .. } =
-                world.prepare(i, agent, &snapshot, &hash, &mut scratch)
-            {
+            if let Prepared::Relax { bias, .. } = world.prepare(i, agent, &hash, &mut scratch) {
                 f(agent, bias);
             }
         }
