@@ -50,6 +50,7 @@ use rayon::prelude::*;
 
 use crate::SteerError;
 use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
+use crate::disc_raster::DiscRaster;
 use crate::local_map::{LocalMap, LocalMapSettings, LocalPrecision};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
 use crate::search::{Search, SearchSettings};
@@ -58,8 +59,9 @@ use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 /// The read-only [`World`] of crowd `$crowd` for its next step: a macro, not a method, so that
 /// the crowd's agents stay free to be borrowed mutably beside it.
 macro_rules! world_of {
-    ($crowd:expr) => {
+    ($crowd:expr, $discs:expr) => {
         World {
+            discs: $discs,
             statics: &$crowd.statics,
             static_bounds: &$crowd.static_bounds,
             sight: $crowd.settings.line_of_sight,
@@ -1113,7 +1115,8 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = world_of!(self);
+        let discs = self.disc_rasters(&snapshot);
+        let world = world_of!(self, &discs);
         let prepared: Vec<Prepared> = self
             .agents
             .par_iter_mut()
@@ -1139,7 +1142,8 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let world = world_of!(self);
+        let discs = self.disc_rasters(&snapshot);
+        let world = world_of!(self, &discs);
         let work = |scratch: &mut ChunkScratch, (c, chunk): (usize, &mut [Option<Agent>])| {
             let first = c * BATCH_LANES_F32;
             let prepared: Vec<Prepared> = chunk
@@ -1384,6 +1388,24 @@ impl Crowd {
         }
     }
 
+    /// The snapshot's discs counted on the lattice of each (local cell size, radius) pair of the
+    /// planning agents (up to [`MAX_STATIC_RASTERS`] pairs; agents with further pairs stamp
+    /// their neighbours' discs one by one).
+    fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<((u64, u64), DiscRaster)> {
+        let mut rasters: Vec<((u64, u64), DiscRaster)> = Vec::new();
+        for agent in self.agents.iter().flatten().filter(|a| a.plans()) {
+            let (cell, radius) = (agent.params.local_map.cell_size, agent.params.radius);
+            let key = raster_key(cell, radius);
+            if rasters.len() >= MAX_STATIC_RASTERS || rasters.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            if let Some(r) = DiscRaster::build(snapshot, cell, radius) {
+                rasters.push((key, r));
+            }
+        }
+        rasters
+    }
+
     fn max_reach(&self) -> f64 {
         self.agents
             .iter()
@@ -1404,6 +1426,8 @@ struct World<'a> {
     goals: &'a [Goal],
     step: u64,
     rasters: &'a [((u64, u64), StaticRaster)],
+    /// Every agent's disc of the snapshot, per (local cell size, radius) of the planning agents.
+    discs: &'a [((u64, u64), DiscRaster)],
     /// Largest radius of any agent spawned (radii never change): how far beyond a window a
     /// stamped disc may lie.
     max_radius: f64,
@@ -1488,6 +1512,8 @@ impl World<'_> {
         } else {
             stamp_reach
         };
+        let key = raster_key(agent.params.local_map.cell_size, agent.params.radius);
+        let disc_raster = self.discs.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
         let Neighbours {
             discs: neighbours,
             ids: indices,
@@ -1501,15 +1527,18 @@ impl World<'_> {
             let limit = half + r + agent.params.radius + agent.params.local_map.cell_size;
             senses || (d.x <= limit && d.y <= limit)
         };
-        hash.for_each_point_near(pos, reach, |j, q, r| {
-            if j != index && within(q, r) {
-                neighbours.push((q, r));
-                // Ids only break ties for the nearest agent, which only sensing programs read.
-                if senses {
-                    indices.push(j);
+        // With the discs counted on the lattice, only programs that sense need neighbours.
+        if senses || disc_raster.is_none() {
+            hash.for_each_point_near(pos, reach, |j, q, r| {
+                if j != index && within(q, r) {
+                    neighbours.push((q, r));
+                    // Ids only break ties for the nearest agent, which only sensing programs read.
+                    if senses {
+                        indices.push(j);
+                    }
                 }
-            }
-        });
+            });
+        }
 
         // Behaviour slot: is anything within dvis ahead?
         let facing = if agent.heading != DVec2::ZERO {
@@ -1570,7 +1599,6 @@ impl World<'_> {
         let local = &mut agent.local;
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();
-        let key = raster_key(agent.params.local_map.cell_size, radius);
         match self.rasters.iter().find(|(k, _)| *k == key) {
             Some((_, raster)) => {
                 local.stamp_lattice(raster);
@@ -1589,8 +1617,15 @@ impl World<'_> {
                 local.stamp_obstacle(shape, radius, Coverage::Touch);
             }
         }
-        for (q, r) in neighbours.iter() {
-            local.stamp_disc(*q, *r, radius);
+        match disc_raster {
+            Some(discs) => {
+                local.stamp_raster_discs(discs, (pos, radius));
+            }
+            None => {
+                for (q, r) in neighbours.iter() {
+                    local.stamp_disc(*q, *r, radius);
+                }
+            }
         }
         local.clear_outside_view(facing);
         let (glo, ghi) = goal.bounds;
@@ -2449,9 +2484,10 @@ mod tests {
     /// stamping, as a step would) and hands each one with its bias to `f`.
     fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
         let mut probe = crowd.clone();
-        let (_, hash) = probe.snapshot();
+        let (snapshot, hash) = probe.snapshot();
+        let discs = probe.disc_rasters(&snapshot);
         probe.update_rasters();
-        let world = world_of!(probe);
+        let world = world_of!(probe, &discs);
         let mut scratch = Neighbours::default();
         for (i, slot) in probe.agents.iter_mut().enumerate() {
             let Some(agent) = slot else { continue };

@@ -22,6 +22,7 @@
 
 pub mod behaviour;
 pub mod crowd;
+mod disc_raster;
 pub mod error;
 pub mod local_map;
 pub mod motion;

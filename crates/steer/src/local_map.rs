@@ -20,6 +20,7 @@ use glam::{DVec2, IVec2};
 use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape, relax};
 
 use crate::SteerError;
+use crate::disc_raster::DiscRaster;
 use crate::static_raster::StaticRaster;
 
 /// Shape and effort of a local map.
@@ -204,6 +205,36 @@ impl LocalMap {
             raster.for_each_blocked_in_row(start, hi - lo, |k| {
                 let x = lo + k;
                 if (x, y) != centre {
+                    let _ = field.set_obstacle(x, y);
+                    n += 1;
+                }
+            });
+        }
+        n
+    }
+
+    /// Stamps the other agents' discs from `raster` (every disc of the step, grown by this
+    /// agent's radius) into the update zone, never the agent's own cell: a cell is stamped when
+    /// some disc other than the agent's own (`own` centre and radius, as counted) covers it.
+    /// Returns cells set.
+    pub(crate) fn stamp_raster_discs(&mut self, raster: &DiscRaster, own: (DVec2, f64)) -> usize {
+        let lo = 1 + self.settings.free_zone;
+        let hi = self.settings.side - 1 - self.settings.free_zone;
+        let half = (self.settings.side / 2) as i32;
+        let centre = self.centre();
+        let own_reach = own.1 + raster.inflation();
+        let mut n = 0;
+        for y in lo..hi {
+            let start = self.anchor + IVec2::new(lo as i32 - half, y as i32 - half);
+            let field = &mut self.field;
+            raster.for_each_in_row(start, hi - lo, |k, count| {
+                let x = lo + k;
+                let others = count.saturating_sub(u16::from(raster.covers(
+                    start + IVec2::new(k as i32, 0),
+                    own.0,
+                    own_reach,
+                )));
+                if others > 0 && (x, y) != centre {
                     let _ = field.set_obstacle(x, y);
                     n += 1;
                 }
@@ -556,6 +587,57 @@ mod tests {
             fast.stamp_disc(other, 0.3, radius);
             assert_eq!(slow.field().kinds(), fast.field().kinds(), "position {pos}");
         }
+    }
+
+    /// Reading the other agents' discs out of a lattice count stamps exactly the cells that
+    /// stamping each neighbour's disc does, the agent's own disc left out (also when another
+    /// agent stands on the same spot).
+    #[test]
+    fn raster_discs_stamp_what_disc_by_disc_stamping_does() {
+        let s = LocalMapSettings::default();
+        let radius = 0.27;
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut discs: Vec<Option<(DVec2, f64)>> = (0..400)
+            .map(|k| {
+                let p = DVec2::new(next() * 24.0 - 12.0, next() * 24.0 - 12.0);
+                // The agents whose windows are checked carry the raster's radius.
+                let r = if k < 80 { radius } else { 0.1 + 0.5 * next() };
+                Some((p, r))
+            })
+            .collect();
+        discs[1] = discs[0];
+        discs[2] = None;
+        let raster = DiscRaster::build(&discs, s.cell_size, radius).unwrap();
+        let mut stamped = 0;
+        for (i, disc) in discs.iter().enumerate().take(80) {
+            let Some((pos, own)) = *disc else { continue };
+            let mut by_raster = LocalMap::new(s, pos).unwrap();
+            let mut one_by_one = by_raster.clone();
+            stamped += by_raster.stamp_raster_discs(&raster, (pos, own));
+            for (q, r) in discs
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, d)| *d)
+            {
+                one_by_one.stamp_disc(q, r, radius);
+            }
+            assert_eq!(
+                by_raster.field().kinds(),
+                one_by_one.field().kinds(),
+                "agent {i} at {pos}"
+            );
+        }
+        assert!(
+            stamped > 1000,
+            "the windows were crowded enough to test: {stamped}"
+        );
     }
 
     #[test]
