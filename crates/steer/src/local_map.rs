@@ -229,12 +229,10 @@ impl LocalMap {
             let field = &mut self.field;
             raster.for_each_in_row(start, hi - lo, |k, count| {
                 let x = lo + k;
-                let others = count.saturating_sub(u16::from(raster.covers(
-                    start + IVec2::new(k as i32, 0),
-                    own.0,
-                    own_reach,
-                )));
-                if others > 0 && (x, y) != centre {
+                // A cell counted once is another agent's unless the one is this agent's own.
+                let others =
+                    count > 1 || !raster.covers(start + IVec2::new(k as i32, 0), own.0, own_reach);
+                if others && (x, y) != centre {
                     let _ = field.set_obstacle(x, y);
                     n += 1;
                 }
