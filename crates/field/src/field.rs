@@ -222,8 +222,9 @@ impl<T: Potential> Field<T> {
         }
     }
 
-    /// [`Self::translate_by_cells`]`(offset, fill)` then [`Self::reopen_interior`]`(value)`, in
-    /// one pass over the grid instead of two: a local map moving with its agent.
+    /// What [`Self::translate_by_cells`]`(offset, fill)` then [`Self::reopen_interior`]`(value)`
+    /// give (a local map moving with its agent), faster: every cell's potential moves, one block
+    /// move per row, since reopening restarts the non-free cells anyway.
     pub fn translate_and_reopen(&mut self, offset: IVec2, fill: f64, value: f64) {
         if offset == IVec2::ZERO {
             self.reopen_interior(value);

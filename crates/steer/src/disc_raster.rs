@@ -30,10 +30,13 @@ const MAX_CELLS: usize = 1 << 24;
 
 impl DiscRaster {
     /// Counts the discs `(centre, radius)` of `discs` (absent entries skipped), each grown by
-    /// `inflation`, on the lattice of `cell`. `None` when nothing finite is given or the grid
-    /// would exceed [`MAX_CELLS`].
+    /// `inflation`, on the lattice of `cell`; discs with a non-finite centre or a non-finite or
+    /// negative grown radius are left out. `None` when no disc is left, or the grid would
+    /// exceed [`MAX_CELLS`].
     pub(crate) fn build(discs: &[Option<(DVec2, f64)>], cell: f64, inflation: f64) -> Option<Self> {
-        let finite = |q: DVec2, r: f64| q.is_finite() && r.is_finite();
+        // A disc counts when its centre and its grown radius are finite and not negative.
+        let finite =
+            |q: DVec2, r: f64| q.is_finite() && (r + inflation).is_finite() && r + inflation >= 0.0;
         let (mut lo, mut hi) = (DVec2::INFINITY, DVec2::NEG_INFINITY);
         for &(q, r) in discs.iter().flatten() {
             if finite(q, r) {

@@ -587,55 +587,74 @@ mod tests {
         }
     }
 
-    /// Reading the other agents' discs out of a lattice count stamps exactly the cells that
-    /// stamping each neighbour's disc does, the agent's own disc left out (also when another
-    /// agent stands on the same spot).
-    #[test]
-    fn raster_discs_stamp_what_disc_by_disc_stamping_does() {
-        let s = LocalMapSettings::default();
-        let radius = 0.27;
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let mut discs: Vec<Option<(DVec2, f64)>> = (0..400)
-            .map(|k| {
-                let p = DVec2::new(next() * 24.0 - 12.0, next() * 24.0 - 12.0);
-                // The agents whose windows are checked carry the raster's radius.
-                let r = if k < 80 { radius } else { 0.1 + 0.5 * next() };
-                Some((p, r))
-            })
-            .collect();
-        discs[1] = discs[0];
-        discs[2] = None;
-        let raster = DiscRaster::build(&discs, s.cell_size, radius).unwrap();
-        let mut stamped = 0;
-        for (i, disc) in discs.iter().enumerate().take(80) {
-            let Some((pos, own)) = *disc else { continue };
-            let mut by_raster = LocalMap::new(s, pos).unwrap();
-            let mut one_by_one = by_raster.clone();
-            stamped += by_raster.stamp_raster_discs(&raster, (pos, own));
-            for (q, r) in discs
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Reading the other agents' discs out of a lattice count stamps exactly the cells that
+        /// stamping each neighbour's disc does, the agent's own disc left out (also when another
+        /// agent stands on the same spot, and with an absent slot in the snapshot).
+        #[test]
+        fn raster_discs_stamp_what_disc_by_disc_stamping_does(
+            placed in proptest::collection::vec(
+                (-12.0f64..12.0, -12.0f64..12.0, 0.1f64..0.6),
+                60..240,
+            ),
+            radius in 0.1f64..0.6,
+        ) {
+            let s = LocalMapSettings::default();
+            // The first 20 agents, whose windows are checked, carry the raster's radius.
+            let mut discs: Vec<Option<(DVec2, f64)>> = placed
                 .iter()
                 .enumerate()
-                .filter(|(j, _)| *j != i)
-                .filter_map(|(_, d)| *d)
-            {
-                one_by_one.stamp_disc(q, r, radius);
+                .map(|(k, &(x, y, r))| Some((DVec2::new(x, y), if k < 20 { radius } else { r })))
+                .collect();
+            discs[1] = discs[0];
+            discs[2] = None;
+            let raster = DiscRaster::build(&discs, s.cell_size, radius).unwrap();
+            for (i, disc) in discs.iter().enumerate().take(20) {
+                let Some((pos, own)) = *disc else { continue };
+                let mut by_raster = LocalMap::new(s, pos).unwrap();
+                let mut one_by_one = by_raster.clone();
+                by_raster.stamp_raster_discs(&raster, (pos, own));
+                for (q, r) in discs
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .filter_map(|(_, d)| *d)
+                {
+                    one_by_one.stamp_disc(q, r, radius);
+                }
+                proptest::prop_assert_eq!(
+                    by_raster.field().kinds(),
+                    one_by_one.field().kinds(),
+                    "agent {} at {}",
+                    i,
+                    pos
+                );
             }
-            assert_eq!(
-                by_raster.field().kinds(),
-                one_by_one.field().kinds(),
-                "agent {i} at {pos}"
-            );
         }
-        assert!(
-            stamped > 1000,
-            "the windows were crowded enough to test: {stamped}"
-        );
+    }
+
+    /// Discs with no finite centre, radius or reach count nowhere; a snapshot without any
+    /// gives no raster, and the agents then stamp their neighbours one by one.
+    #[test]
+    fn bad_discs_are_left_out_of_the_raster() {
+        let bad = [
+            Some((DVec2::NAN, 0.3)),
+            Some((DVec2::new(1.0, 1.0), f64::INFINITY)),
+            Some((DVec2::new(1.0, 1.0), -5.0)),
+            None,
+        ];
+        assert!(DiscRaster::build(&bad, 0.5, 0.25).is_none());
+        assert!(DiscRaster::build(&[], 0.5, 0.25).is_none());
+        let mut mixed = bad.to_vec();
+        mixed.push(Some((DVec2::new(3.0, 3.0), 0.3)));
+        let raster = DiscRaster::build(&mixed, 0.5, 0.25).unwrap();
+        let mut map = LocalMap::new(LocalMapSettings::default(), DVec2::new(1.0, 1.0)).unwrap();
+        let mut alone = map.clone();
+        map.stamp_raster_discs(&raster, (DVec2::new(1.0, 1.0), 0.25));
+        alone.stamp_disc(DVec2::new(3.0, 3.0), 0.3, 0.25);
+        assert_eq!(map.field().kinds(), alone.field().kinds());
     }
 
     #[test]
