@@ -10,6 +10,7 @@
 //! it, less its own disc, instead of finding its neighbours and stamping their discs one by one.
 
 use glam::{DVec2, IVec2};
+use rayon::prelude::*;
 
 /// How many discs of one step, grown by one radius, cover each cell of a lattice.
 #[derive(Debug, Clone)]
@@ -27,6 +28,12 @@ pub(crate) struct DiscRaster {
 /// Lattice cells a raster may span at most (a few tens of megabytes); a crowd spread wider
 /// stamps its discs one by one.
 const MAX_CELLS: usize = 1 << 24;
+
+/// Discs from which on a raster is counted by bands of rows in parallel.
+const PARALLEL_DISCS: usize = 512;
+
+/// Grid rows per band of parallel counting.
+const BAND_ROWS: usize = 16;
 
 impl DiscRaster {
     /// Counts the discs `(centre, radius)` of `discs` (absent entries skipped), each grown by
@@ -64,26 +71,89 @@ impl DiscRaster {
             height: h as usize,
             counts: vec![0; (w * h) as usize],
         };
-        for &(q, r) in discs.iter().flatten() {
-            if finite(q, r) {
-                raster.add(q, r + inflation);
+        let grown: Vec<(DVec2, f64)> = discs
+            .iter()
+            .flatten()
+            .filter(|(q, r)| finite(*q, *r))
+            .map(|&(q, r)| (q, r + inflation))
+            .collect();
+        if grown.len() < PARALLEL_DISCS {
+            let rows = raster.height;
+            let (frame, mut counts) = raster.split();
+            for &(q, reach) in &grown {
+                frame.add(&mut counts, 0..rows, q, reach);
+            }
+            raster.counts = counts;
+            return Some(raster);
+        }
+        // Bands of rows counted in parallel, each from the discs whose box meets it: counts are
+        // sums, so the result does not depend on how the work is split.
+        let bands = raster.height.div_ceil(BAND_ROWS);
+        let mut in_band: Vec<Vec<(DVec2, f64)>> = vec![Vec::new(); bands];
+        for &(q, reach) in &grown {
+            let (lo, hi) = raster.rows_of(q, reach);
+            for discs in &mut in_band[lo / BAND_ROWS..=hi / BAND_ROWS] {
+                discs.push((q, reach));
             }
         }
+        let (frame, mut counts) = raster.split();
+        let width = frame.width;
+        counts
+            .par_chunks_mut(BAND_ROWS * width)
+            .zip(&in_band)
+            .enumerate()
+            .for_each(|(band, (rows, discs))| {
+                let first = band * BAND_ROWS;
+                let span = first..first + rows.len() / width;
+                for &(q, reach) in discs {
+                    frame.add_rows(rows, span.clone(), q, reach);
+                }
+            });
+        raster.counts = counts;
         Some(raster)
     }
 
-    /// Counts one disc of radius `reach` around `q` into every cell it covers.
-    fn add(&mut self, q: DVec2, reach: f64) {
-        // One cell of margin around the disc's box; `covers` decides.
+    /// The raster without its counts (to count into them from several threads), and the counts.
+    fn split(&mut self) -> (Self, Vec<u16>) {
+        let counts = std::mem::take(&mut self.counts);
+        (self.clone(), counts)
+    }
+
+    /// The clamped grid rows `lo..=hi` a disc of radius `reach` around `q` may count in.
+    fn rows_of(&self, q: DVec2, reach: f64) -> (usize, usize) {
+        let (lo, hi) = self.cell_box(q, reach);
+        (lo.y as usize, hi.y as usize)
+    }
+
+    /// The clamped grid cells (inclusive corners) a disc may count in: its box with one cell
+    /// of margin; `covers` decides.
+    fn cell_box(&self, q: DVec2, reach: f64) -> (IVec2, IVec2) {
         let lo = ((q - DVec2::splat(reach)) / self.cell).floor().as_ivec2() - IVec2::ONE;
         let hi = ((q + DVec2::splat(reach)) / self.cell).floor().as_ivec2() + IVec2::ONE;
         let lo = (lo - self.first).max(IVec2::ZERO);
         let hi = (hi - self.first).min(IVec2::new(self.width as i32 - 1, self.height as i32 - 1));
-        for y in lo.y..=hi.y {
+        (lo, hi)
+    }
+
+    /// Counts one disc of radius `reach` around `q` into `counts` (the whole grid), over the
+    /// grid rows in `rows`.
+    fn add(&self, counts: &mut [u16], rows: std::ops::Range<usize>, q: DVec2, reach: f64) {
+        self.add_rows(&mut counts[rows.start * self.width..], rows, q, reach);
+    }
+
+    /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first).
+    fn add_rows(&self, band: &mut [u16], rows: std::ops::Range<usize>, q: DVec2, reach: f64) {
+        let (lo, hi) = self.cell_box(q, reach);
+        let (y0, y1) = (
+            (lo.y as usize).max(rows.start),
+            (hi.y as usize + 1).min(rows.end),
+        );
+        for y in y0..y1 {
+            let line = &mut band[(y - rows.start) * self.width..][..self.width];
             for x in lo.x..=hi.x {
-                if self.covers(self.first + IVec2::new(x, y), q, reach) {
-                    let i = y as usize * self.width + x as usize;
-                    self.counts[i] = self.counts[i].saturating_add(1);
+                if self.covers(self.first + IVec2::new(x, y as i32), q, reach) {
+                    let c = &mut line[x as usize];
+                    *c = c.saturating_add(1);
                 }
             }
         }
@@ -120,6 +190,51 @@ impl DiscRaster {
         for (k, &count) in row.iter().enumerate() {
             if count > 0 {
                 f((from - d.x) as usize + k, count);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counted by bands in parallel (many discs) or disc by disc (few), every cell holds the
+    /// number of discs whose grown radius reaches its centre, as `covers` tells.
+    #[test]
+    fn counts_match_a_cell_by_cell_count_serial_and_parallel() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for n in [40usize, PARALLEL_DISCS + 700] {
+            let discs: Vec<Option<(DVec2, f64)>> = (0..n)
+                .map(|k| {
+                    (k % 17 != 3).then(|| {
+                        let q = DVec2::new(next() * 60.0 - 10.0, next() * 45.0 - 5.0);
+                        (q, 0.1 + next() * 0.9)
+                    })
+                })
+                .collect();
+            let raster = DiscRaster::build(&discs, 0.5, 0.25).unwrap();
+            assert!(raster.height > 2 * BAND_ROWS);
+            for y in 0..raster.height {
+                for x in 0..raster.width {
+                    let g = raster.first + IVec2::new(x as i32, y as i32);
+                    let want = discs
+                        .iter()
+                        .flatten()
+                        .filter(|(q, r)| raster.covers(g, *q, r + 0.25))
+                        .count();
+                    assert_eq!(
+                        usize::from(raster.counts[y * raster.width + x]),
+                        want,
+                        "{n} discs, cell {g}"
+                    );
+                }
             }
         }
     }
