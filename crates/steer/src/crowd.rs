@@ -1247,6 +1247,16 @@ impl Crowd {
                 .map(|a| (a.position, a.params.radius));
         }
         let mut guard = GuardScratch::default();
+        // How far beyond its snapshot centre (what `hash` indexes) a committed disc may reach:
+        // the step's longest displacement plus the widest radius.
+        let others = flight
+            .plans
+            .iter()
+            .flatten()
+            .filter(|p| !p.unreachable)
+            .map(|p| p.displacement.length())
+            .fold(0.0, f64::max)
+            + self.largest_radius;
         for (i, plan) in flight.plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
             let id = AgentId(i as u32);
@@ -1277,6 +1287,7 @@ impl Crowd {
                 i,
                 &committed,
                 &hash,
+                others,
                 &late,
                 Obstacles {
                     statics: &self.statics,
@@ -1951,7 +1962,9 @@ struct GuardScratch {
 }
 
 /// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
-/// moving obstacles. `late` lists agents spawned during the step (not in `hash`).
+/// moving obstacles. `hash` indexes the snapshot; `others` bounds how far beyond its snapshot
+/// centre another agent's committed disc reaches. `late` lists agents spawned during the step
+/// (not in `hash`).
 #[allow(clippy::too_many_arguments)]
 fn guard_step(
     start: DVec2,
@@ -1960,6 +1973,7 @@ fn guard_step(
     me: usize,
     committed: &[Option<(DVec2, f64)>],
     hash: &AgentGrid,
+    others: f64,
     late: &[usize],
     obstacles: Obstacles<'_>,
     scratch: &mut GuardScratch,
@@ -1977,8 +1991,9 @@ fn guard_step(
     };
     let near = &mut scratch.near;
     near.clear();
-    // Committed positions moved at most one step from the snapshot the hash indexes.
-    hash.for_each_near(start, 2.0 * len + 4.0 * radius + 2.0, |j| {
+    // The hash indexes the snapshot, and a committed disc reaches at most `others` beyond its
+    // snapshot centre: agents indexed further away cannot touch.
+    hash.for_each_near(start, len + radius + others + 1e-6, |j| {
         if j != me
             && let Some(c) = committed[j]
             && could_touch(c)
