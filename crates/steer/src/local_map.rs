@@ -119,9 +119,9 @@ pub struct LocalMap {
     anchor: IVec2,
     /// The intermediate goal's cells of the last projection, nearest first.
     goal: Vec<(usize, usize)>,
-    /// The same with their squared distances to the exit, while projecting (a buffer kept from
-    /// step to step).
-    ranked: Vec<(f64, usize, usize)>,
+    /// The same ranked while projecting, each keyed by its squared distance to the exit (as
+    /// bits), then y, then x, packed into one integer: a buffer kept from step to step.
+    ranked: Vec<u128>,
 }
 
 impl LocalMap {
@@ -354,45 +354,56 @@ impl LocalMap {
         let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
         // The `goal_cells` border cells nearest to the exit, ties broken by (y, x): kept in a
         // small sorted list while walking the border once (corners touch no interior cell and
-        // never carry the goal).
+        // never carry the goal). Squared distances are finite and not negative, so their bits
+        // order as the numbers do.
         let k = self.settings.goal_cells.max(1);
         // The k nearest border cells lie within k + 1 cells of the exit along each axis (the
         // exit is on the border, and k cells of it along one side are at most k away), so only
         // border cells in that box are offered.
-        let near = |v: usize, e: f64| (v as f64 - e).abs() <= (k + 2) as f64;
+        let reach = (k + 2) as f64;
+        let near = |v: usize, e: f64| (v as f64 - e).abs() <= reach;
+        // The border indices `near` e (a cell wider either way, then tested, so rounding at the
+        // ends cannot drop one).
+        let span = move |e: f64| {
+            let from = (e - reach - 1.0).ceil().max(1.0) as usize;
+            let to = (e + reach + 1.0).floor().min((n - 2) as f64).max(0.0) as usize;
+            (from..to + 1).filter(move |&i| near(i, e))
+        };
         let best = &mut self.ranked;
-        let key = |e: &(f64, usize, usize)| (e.0, e.2, e.1);
         let mut offer = |x: usize, y: usize| {
             let d = (DVec2::new(x as f64, y as f64) - exit).length_squared();
-            let e = (d, x, y);
-            let at = best.partition_point(|b| {
-                let (bk, ek) = (key(b), key(&e));
-                bk.0.total_cmp(&ek.0)
-                    .then((bk.1, bk.2).cmp(&(ek.1, ek.2)))
-                    .is_lt()
-            });
-            if at < k {
-                best.insert(at, e);
-                best.truncate(k);
-            }
-        };
-        for i in 1..n - 1 {
-            if near(i, exit.x) {
-                for y in [0, n - 1] {
-                    if near(y, exit.y) {
-                        offer(i, y);
-                    }
+            let e = (u128::from(d.to_bits()) << 64) | ((y as u128) << 32) | x as u128;
+            if best.len() == k {
+                if e >= best[k - 1] {
+                    return;
                 }
+                best.pop();
             }
-            if near(i, exit.y) {
-                for x in [0, n - 1] {
-                    if near(x, exit.x) {
-                        offer(x, i);
-                    }
+            // Insertion into the sorted list.
+            best.push(e);
+            let mut at = best.len() - 1;
+            while at > 0 && best[at - 1] > e {
+                best[at] = best[at - 1];
+                at -= 1;
+            }
+            best[at] = e;
+        };
+        for i in span(exit.x) {
+            for y in [0, n - 1] {
+                if near(y, exit.y) {
+                    offer(i, y);
                 }
             }
         }
-        for &(_, x, y) in &self.ranked {
+        for i in span(exit.y) {
+            for x in [0, n - 1] {
+                if near(x, exit.x) {
+                    offer(x, i);
+                }
+            }
+        }
+        for &e in &self.ranked {
+            let (y, x) = ((e >> 32) as u32 as usize, e as u32 as usize);
             let _ = self.field.set_goal(x, y);
             self.goal.push((x, y));
         }
