@@ -1401,7 +1401,8 @@ impl Crowd {
 
     /// The snapshot's discs counted on the lattice of each (local cell size, radius) pair of the
     /// planning agents (up to [`MAX_STATIC_RASTERS`] pairs; agents with further pairs stamp
-    /// their neighbours' discs one by one).
+    /// their neighbours' discs one by one), with the pair's static raster counted in where
+    /// [`DiscRaster::build`] can lay the counts over it.
     fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<((u64, u64), DiscRaster)> {
         let mut rasters: Vec<((u64, u64), DiscRaster)> = Vec::new();
         for agent in self.agents.iter().flatten().filter(|a| a.plans()) {
@@ -1410,7 +1411,8 @@ impl Crowd {
             if rasters.len() >= MAX_STATIC_RASTERS || rasters.iter().any(|(k, _)| *k == key) {
                 continue;
             }
-            if let Some(r) = DiscRaster::build(snapshot, cell, radius) {
+            let statics = self.rasters.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
+            if let Some(r) = DiscRaster::build(snapshot, cell, radius, statics) {
                 rasters.push((key, r));
             }
         }
@@ -1611,6 +1613,8 @@ impl World<'_> {
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();
         match self.rasters.iter().find(|(k, _)| *k == key) {
+            // Counted into the disc raster: stamped with the discs below.
+            Some(_) if disc_raster.is_some_and(DiscRaster::has_statics) => {}
             Some((_, raster)) => {
                 local.stamp_lattice(raster);
             }

@@ -12,6 +12,8 @@
 use glam::{DVec2, IVec2};
 use rayon::prelude::*;
 
+use crate::static_raster::StaticRaster;
+
 /// How many discs of one step, grown by one radius, cover each cell of a lattice.
 #[derive(Debug, Clone)]
 pub(crate) struct DiscRaster {
@@ -23,7 +25,14 @@ pub(crate) struct DiscRaster {
     width: usize,
     height: usize,
     counts: Vec<u16>,
+    /// Whether the static raster of the same lattice and radius is counted in (as
+    /// [`STATIC`]), so that one read gives both.
+    statics: bool,
 }
+
+/// The count a cell covered by a static shape starts from: it reads as more than one disc, so
+/// the cell is always stamped, whatever discs add to it.
+pub(crate) const STATIC: u16 = 0x8000;
 
 /// Lattice cells a raster may span at most (a few tens of megabytes); a crowd spread wider
 /// stamps its discs one by one.
@@ -40,7 +49,16 @@ impl DiscRaster {
     /// `inflation`, on the lattice of `cell`; discs with a non-finite centre or a non-finite or
     /// negative grown radius are left out. `None` when no disc is left, or the grid would
     /// exceed [`MAX_CELLS`].
-    pub(crate) fn build(discs: &[Option<(DVec2, f64)>], cell: f64, inflation: f64) -> Option<Self> {
+    ///
+    /// With `statics` (the static raster of the same cell size and radius), the counts are laid
+    /// over its frame and its covered cells start from [`STATIC`], when every disc lies inside
+    /// that frame and the frame is not much larger than the crowd needs.
+    pub(crate) fn build(
+        discs: &[Option<(DVec2, f64)>],
+        cell: f64,
+        inflation: f64,
+        statics: Option<&StaticRaster>,
+    ) -> Option<Self> {
         // A disc counts when its centre and its grown radius are finite and not negative.
         let finite =
             |q: DVec2, r: f64| q.is_finite() && (r + inflation).is_finite() && r + inflation >= 0.0;
@@ -63,60 +81,85 @@ impl DiscRaster {
         if !([x0, x1, y0, y1].into_iter().all(in_range) && w * h <= MAX_CELLS as f64) {
             return None;
         }
-        let mut raster = Self {
-            cell,
-            inflation,
-            first: IVec2::new(x0 as i32, y0 as i32),
-            width: w as usize,
-            height: h as usize,
-            counts: vec![0; (w * h) as usize],
-        };
         let grown: Vec<(DVec2, f64)> = discs
             .iter()
             .flatten()
             .filter(|(q, r)| finite(*q, *r))
             .map(|&(q, r)| (q, r + inflation))
             .collect();
-        if grown.len() < PARALLEL_DISCS {
-            let rows = raster.height;
-            let (frame, mut counts) = raster.split();
-            for &(q, reach) in &grown {
-                frame.add(&mut counts, 0..rows, q, reach);
-            }
-            raster.counts = counts;
-            return Some(raster);
-        }
-        // Bands of rows counted in parallel, each from the discs whose box meets it: counts are
-        // sums, so the result does not depend on how the work is split.
-        let bands = raster.height.div_ceil(BAND_ROWS);
-        let mut in_band: Vec<Vec<(DVec2, f64)>> = vec![Vec::new(); bands];
+        let (first, last) = (
+            IVec2::new(x0 as i32, y0 as i32),
+            IVec2::new(x1 as i32, y1 as i32),
+        );
+        // Laid over the static frame when it holds every disc (with the cell of margin) and
+        // costs at most about 64 cells per disc to start from.
+        let statics = statics.filter(|s| {
+            let (sf, sw, sh) = s.frame();
+            let sl = sf + IVec2::new(sw as i32 - 1, sh as i32 - 1);
+            first.cmpge(sf).all() && last.cmple(sl).all() && sw * sh <= 64 * grown.len() + 65_536
+        });
+        let (first, width, height) = match statics {
+            Some(s) => s.frame(),
+            None => (first, w as usize, h as usize),
+        };
+        let mut raster = Self {
+            cell,
+            inflation,
+            first,
+            width,
+            height,
+            counts: Vec::new(),
+            statics: statics.is_some(),
+        };
+        let mut counts = vec![0u16; width * height];
+        // Bands of rows, each started from the static cells and counted from the discs whose
+        // box meets it; in parallel for many discs (counts are sums: the result does not
+        // depend on how the work is split).
+        let band_rows = if grown.len() < PARALLEL_DISCS {
+            height
+        } else {
+            BAND_ROWS
+        };
+        let mut in_band: Vec<Vec<(DVec2, f64)>> = vec![Vec::new(); height.div_ceil(band_rows)];
         for &(q, reach) in &grown {
             let (lo, hi) = raster.rows_of(q, reach);
-            for discs in &mut in_band[lo / BAND_ROWS..=hi / BAND_ROWS] {
+            for discs in &mut in_band[lo / band_rows..=hi / band_rows] {
                 discs.push((q, reach));
             }
         }
-        let (frame, mut counts) = raster.split();
-        let width = frame.width;
-        counts
-            .par_chunks_mut(BAND_ROWS * width)
-            .zip(&in_band)
-            .enumerate()
-            .for_each(|(band, (rows, discs))| {
-                let first = band * BAND_ROWS;
-                let span = first..first + rows.len() / width;
-                for &(q, reach) in discs {
-                    frame.add_rows(rows, span.clone(), q, reach);
+        let count_band = |band: usize, rows: &mut [u16], discs: &[(DVec2, f64)]| {
+            if let Some(s) = statics {
+                let blocked = &s.mask()[band * band_rows * width..][..rows.len()];
+                for (c, b) in rows.iter_mut().zip(blocked) {
+                    *c = if *b { STATIC } else { 0 };
                 }
-            });
+            }
+            let first = band * band_rows;
+            let span = first..first + rows.len() / width;
+            for &(q, reach) in discs {
+                raster.add_rows(rows, span.clone(), q, reach);
+            }
+        };
+        if in_band.len() == 1 {
+            counts
+                .chunks_mut(band_rows * width)
+                .zip(&in_band)
+                .enumerate()
+                .for_each(|(band, (rows, discs))| count_band(band, rows, discs));
+        } else {
+            counts
+                .par_chunks_mut(band_rows * width)
+                .zip(&in_band)
+                .enumerate()
+                .for_each(|(band, (rows, discs))| count_band(band, rows, discs));
+        }
         raster.counts = counts;
         Some(raster)
     }
 
-    /// The raster without its counts (to count into them from several threads), and the counts.
-    fn split(&mut self) -> (Self, Vec<u16>) {
-        let counts = std::mem::take(&mut self.counts);
-        (self.clone(), counts)
+    /// Whether the static shapes are counted in (see [`Self::build`]).
+    pub(crate) fn has_statics(&self) -> bool {
+        self.statics
     }
 
     /// The clamped grid rows `lo..=hi` a disc of radius `reach` around `q` may count in.
@@ -133,12 +176,6 @@ impl DiscRaster {
         let lo = (lo - self.first).max(IVec2::ZERO);
         let hi = (hi - self.first).min(IVec2::new(self.width as i32 - 1, self.height as i32 - 1));
         (lo, hi)
-    }
-
-    /// Counts one disc of radius `reach` around `q` into `counts` (the whole grid), over the
-    /// grid rows in `rows`.
-    fn add(&self, counts: &mut [u16], rows: std::ops::Range<usize>, q: DVec2, reach: f64) {
-        self.add_rows(&mut counts[rows.start * self.width..], rows, q, reach);
     }
 
     /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first).
@@ -200,7 +237,8 @@ mod tests {
     use super::*;
 
     /// Counted by bands in parallel (many discs) or disc by disc (few), every cell holds the
-    /// number of discs whose grown radius reaches its centre, as `covers` tells.
+    /// number of discs whose grown radius reaches its centre, as `covers` tells, plus
+    /// [`STATIC`] where a static raster counted in covers it.
     #[test]
     fn counts_match_a_cell_by_cell_count_serial_and_parallel() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -219,21 +257,38 @@ mod tests {
                     })
                 })
                 .collect();
-            let raster = DiscRaster::build(&discs, 0.5, 0.25).unwrap();
-            assert!(raster.height > 2 * BAND_ROWS);
-            for y in 0..raster.height {
-                for x in 0..raster.width {
-                    let g = raster.first + IVec2::new(x as i32, y as i32);
-                    let want = discs
-                        .iter()
-                        .flatten()
-                        .filter(|(q, r)| raster.covers(g, *q, r + 0.25))
-                        .count();
-                    assert_eq!(
-                        usize::from(raster.counts[y * raster.width + x]),
-                        want,
-                        "{n} discs, cell {g}"
-                    );
+            let statics = StaticRaster::build(
+                &[crowdfield_field::Shape::Disc {
+                    centre: DVec2::new(20.0, 15.0),
+                    radius: 4.0,
+                }],
+                0.5,
+                0.25,
+                DVec2::splat(-15.0),
+                DVec2::splat(60.0),
+            )
+            .unwrap();
+            for over in [None, Some(&statics)] {
+                let raster = DiscRaster::build(&discs, 0.5, 0.25, over).unwrap();
+                assert_eq!(raster.has_statics(), over.is_some());
+                assert!(raster.height > 2 * BAND_ROWS);
+                for y in 0..raster.height {
+                    for x in 0..raster.width {
+                        let g = raster.first + IVec2::new(x as i32, y as i32);
+                        let mut want = discs
+                            .iter()
+                            .flatten()
+                            .filter(|(q, r)| raster.covers(g, *q, r + 0.25))
+                            .count();
+                        if over.is_some_and(|s| s.blocked(g)) {
+                            want += usize::from(STATIC);
+                        }
+                        assert_eq!(
+                            usize::from(raster.counts[y * raster.width + x]),
+                            want,
+                            "{n} discs, cell {g}"
+                        );
+                    }
                 }
             }
         }

@@ -603,7 +603,8 @@ mod tests {
 
         /// Reading the other agents' discs out of a lattice count stamps exactly the cells that
         /// stamping each neighbour's disc does, the agent's own disc left out (also when another
-        /// agent stands on the same spot, and with an absent slot in the snapshot).
+        /// agent stands on the same spot, and with an absent slot in the snapshot); with the
+        /// static raster counted in, one read stamps what the two rasters stamp apart.
         #[test]
         fn raster_discs_stamp_what_disc_by_disc_stamping_does(
             placed in proptest::collection::vec(
@@ -621,12 +622,38 @@ mod tests {
                 .collect();
             discs[1] = discs[0];
             discs[2] = None;
-            let raster = DiscRaster::build(&discs, s.cell_size, radius).unwrap();
+            let raster = DiscRaster::build(&discs, s.cell_size, radius, None).unwrap();
+            // Static shapes rasterised on the same lattice, and the discs counted over them.
+            let statics = [
+                Shape::Disc { centre: placed[3].0 * DVec2::X + placed[4].1 * DVec2::Y, radius: 1.3 },
+                Shape::Aabb { min: DVec2::new(-4.0, -2.0), max: DVec2::new(-1.0, 3.0) },
+            ];
+            let lattice = StaticRaster::build(
+                &statics,
+                s.cell_size,
+                radius,
+                DVec2::splat(-25.0),
+                DVec2::splat(25.0),
+            )
+            .unwrap();
+            let both = DiscRaster::build(&discs, s.cell_size, radius, Some(&lattice)).unwrap();
+            proptest::prop_assert!(both.has_statics());
             for (i, disc) in discs.iter().enumerate().take(20) {
                 let Some((pos, own)) = *disc else { continue };
                 let mut by_raster = LocalMap::new(s, pos).unwrap();
                 let mut one_by_one = by_raster.clone();
+                let mut in_one_read = by_raster.clone();
                 by_raster.stamp_raster_discs(&raster, (pos, own));
+                in_one_read.stamp_raster_discs(&both, (pos, own));
+                let mut apart = by_raster.clone();
+                apart.stamp_lattice(&lattice);
+                proptest::prop_assert_eq!(
+                    in_one_read.field().kinds(),
+                    apart.field().kinds(),
+                    "statics counted in, agent {} at {}",
+                    i,
+                    pos
+                );
                 for (q, r) in discs
                     .iter()
                     .enumerate()
@@ -656,11 +683,11 @@ mod tests {
             Some((DVec2::new(1.0, 1.0), -5.0)),
             None,
         ];
-        assert!(DiscRaster::build(&bad, 0.5, 0.25).is_none());
-        assert!(DiscRaster::build(&[], 0.5, 0.25).is_none());
+        assert!(DiscRaster::build(&bad, 0.5, 0.25, None).is_none());
+        assert!(DiscRaster::build(&[], 0.5, 0.25, None).is_none());
         let mut mixed = bad.to_vec();
         mixed.push(Some((DVec2::new(3.0, 3.0), 0.3)));
-        let raster = DiscRaster::build(&mixed, 0.5, 0.25).unwrap();
+        let raster = DiscRaster::build(&mixed, 0.5, 0.25, None).unwrap();
         let mut map = LocalMap::new(LocalMapSettings::default(), DVec2::new(1.0, 1.0)).unwrap();
         let mut alone = map.clone();
         map.stamp_raster_discs(&raster, (DVec2::new(1.0, 1.0), 0.25));

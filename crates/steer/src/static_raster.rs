@@ -95,6 +95,16 @@ impl StaticRaster {
         }
     }
 
+    /// Lattice cell of mask cell (0, 0), and the mask's width and height.
+    pub(crate) fn frame(&self) -> (IVec2, usize, usize) {
+        (self.first, self.width, self.height)
+    }
+
+    /// The mask, row by row.
+    pub(crate) fn mask(&self) -> &[bool] {
+        &self.blocked
+    }
+
     /// Whether lattice cell `cell` is covered.
     #[cfg(test)]
     pub(crate) fn blocked(&self, cell: IVec2) -> bool {
