@@ -1,8 +1,9 @@
 //! The crowd behind the ECS: a [`Crowd`] plus the maps between entities and crowd ids.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
+use bevy::ecs::entity::EntityHashMap;
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crowdfield_field::Shape;
@@ -33,7 +34,9 @@ pub struct CrowdWorld {
     built_for: Option<(CrowdSettings, u64)>,
     /// Set for the planner step right after a rebuild: everything registers again.
     pub(crate) rebuilt: bool,
-    pub(crate) by_entity: HashMap<Entity, AgentId>,
+    /// Agent entities' crowd ids (looked up for every agent every planner step: hashed as
+    /// entities, not through SipHash).
+    pub(crate) by_entity: EntityHashMap<AgentId>,
     pub(crate) by_agent: Vec<Option<Entity>>,
     goals: HashMap<String, GoalId>,
     obstacles: HashMap<(Entity, ObstacleSource), Vec<ObstacleId>>,

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy_crowdfield::field::{Bias, CellKind, Field, GridGeometry};
 use bevy_crowdfield::prelude::*;
@@ -144,7 +145,7 @@ impl Recorder {
         trajectories: &mut Vec<Sample>,
     ) -> usize {
         self.steps = step;
-        let states: HashMap<Entity, AgentState> = world
+        let states: EntityHashMap<AgentState> = world
             .query_filtered::<(Entity, &AgentState), With<CrowdAgent>>()
             .iter(world)
             .map(|(e, s)| (e, *s))

@@ -1732,7 +1732,10 @@ fn to_relax<'a>(
             _ => None,
         })
         .collect();
-    relaxing.sort_by_key(|(key, _, _)| *key);
+    // Usually one key for all: nothing to sort.
+    if !relaxing.is_sorted_by_key(|(key, _, _)| *key) {
+        relaxing.sort_by_key(|(key, _, _)| *key);
+    }
     relaxing
 }
 
