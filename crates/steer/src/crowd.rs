@@ -70,9 +70,14 @@ macro_rules! world_of {
             step: $crowd.step,
             rasters: &$crowd.rasters,
             max_radius: $crowd.largest_radius,
+            #[cfg(test)]
+            sense_whole_box: $crowd.sense_whole_box,
         }
     };
 }
+
+/// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
+const NEAREST_FIRST: f64 = 2.0;
 
 /// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
 /// rasterise static shapes themselves each step.
@@ -449,6 +454,10 @@ pub struct Crowd {
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
     in_flight: Option<Box<InFlight>>,
+    /// Tests: sensing programs search the whole sensing box at once (the reference the
+    /// near-first search is compared with).
+    #[cfg(test)]
+    sense_whole_box: bool,
 }
 
 /// The phases of one planner step, in the order they run. The Bevy plugin runs each in its own
@@ -553,6 +562,8 @@ impl Crowd {
             scratch: ChunkScratch::default(),
             moving: Vec::new(),
             in_flight: None,
+            #[cfg(test)]
+            sense_whole_box: false,
         })
     }
 
@@ -1444,6 +1455,8 @@ struct World<'a> {
     /// Largest radius of any agent spawned (radii never change): how far beyond a window a
     /// stamped disc may lie.
     max_radius: f64,
+    #[cfg(test)]
+    sense_whole_box: bool,
 }
 
 impl World<'_> {
@@ -1540,9 +1553,10 @@ impl World<'_> {
             let limit = half + r + agent.params.radius + agent.params.local_map.cell_size;
             senses || (d.x <= limit && d.y <= limit)
         };
-        // With the discs counted on the lattice, only programs that sense need neighbours.
-        if senses || disc_raster.is_none() {
-            hash.for_each_point_near(pos, reach, |j, q, r| {
+        let gather = |radius: f64, neighbours: &mut Vec<(DVec2, f64)>, indices: &mut Vec<usize>| {
+            neighbours.clear();
+            indices.clear();
+            hash.for_each_point_near(pos, radius, |j, q, r| {
                 if j != index && within(q, r) {
                     neighbours.push((q, r));
                     // Ids only break ties for the nearest agent, which only sensing programs read.
@@ -1551,6 +1565,29 @@ impl World<'_> {
                     }
                 }
             });
+        };
+        // With the discs counted on the lattice, only programs that sense need neighbours, and
+        // only for the look ahead (agents within dvis plus the widest radius) and the nearest
+        // agent: the index is asked that near first, and for the whole sensing box only when
+        // no agent turns up within that first reach (the nearest there is the box's nearest).
+        #[cfg(test)]
+        let near_first = !self.sense_whole_box;
+        #[cfg(not(test))]
+        let near_first = true;
+        let first_reach = if senses && disc_raster.is_some() && near_first {
+            let ahead = if slots.ahead.is_some() {
+                slots.dvis
+            } else {
+                0.0
+            };
+            (ahead + self.max_radius + 1e-6)
+                .max(NEAREST_FIRST)
+                .min(reach)
+        } else {
+            reach
+        };
+        if senses || disc_raster.is_none() {
+            gather(first_reach, neighbours, indices);
         }
 
         // Behaviour slot: is anything within dvis ahead?
@@ -1579,23 +1616,33 @@ impl World<'_> {
         };
         // The nearest neighbour in sight (every neighbour is in sight with sight off); ties go
         // to the lower agent id.
-        let nearest = if !program.uses_nearest() {
-            None
-        } else {
+        let nearest_of = |neighbours: &[(DVec2, f64)], indices: &[usize]| {
             let key = |k: usize| ((neighbours[k].0 - pos).length_squared(), indices[k]);
             let order = |a: &usize, b: &usize| {
                 let (ka, kb) = (key(*a), key(*b));
                 ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
             };
-            if self.sight {
+            let k = if self.sight {
                 let mut sorted: Vec<usize> = (0..neighbours.len()).collect();
                 sorted.sort_unstable_by(order);
                 sorted
                     .into_iter()
-                    .map(|k| neighbours[k].0)
-                    .find(|q| self.in_sight(pos, *q))
+                    .find(|k| self.in_sight(pos, neighbours[*k].0))
             } else {
-                (0..neighbours.len()).min_by(order).map(|k| neighbours[k].0)
+                (0..neighbours.len()).min_by(order)
+            };
+            k.map(|k| (neighbours[k].0, key(k).0))
+        };
+        let nearest = if !program.uses_nearest() {
+            None
+        } else {
+            match nearest_of(neighbours, indices) {
+                Some((q, d2)) if first_reach >= reach || d2 <= first_reach * first_reach => Some(q),
+                _ if first_reach < reach => {
+                    gather(reach, neighbours, indices);
+                    nearest_of(neighbours, indices).map(|(q, _)| q)
+                }
+                _ => None,
             }
         };
         let input = BehaviourInput {
@@ -2500,6 +2547,43 @@ mod tests {
             let _ = crowd.spawn(params);
         }
         crowd
+    }
+
+    /// Sensing programs that look near first (the look ahead's reach, then the whole box only
+    /// when no agent is that near) move every agent as searching the whole sensing box does,
+    /// bit for bit: with the nearest agent read every step, and with a look-ahead slot.
+    #[test]
+    fn the_near_first_search_finds_what_the_whole_box_finds() {
+        for slots in [
+            BehaviourSlots::single(Behaviour::AroundNearest {
+                epsilon: 0.6,
+                right: true,
+            }),
+            BehaviourSlots::switching(Behaviour::Harmonic, Behaviour::SWERVE_RIGHT, 2.0),
+            BehaviourSlots::single(Behaviour::TowardsNearest { epsilon: 0.4 }),
+        ] {
+            let mut near_first = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+            let ids: Vec<AgentId> = near_first.agents().map(|(id, _)| id).collect();
+            for id in ids {
+                near_first.set_behaviour(id, slots.clone()).unwrap();
+            }
+            let mut whole = near_first.clone();
+            whole.sense_whole_box = true;
+            let mut moved = 0.0;
+            for step in 0..30 {
+                let before: Vec<DVec2> = near_first.agents().map(|(_, a)| a.position()).collect();
+                assert_eq!(near_first.step(), whole.step(), "step {step}");
+                for ((id, a), (_, b)) in near_first.agents().zip(whole.agents()) {
+                    assert_eq!(a.position(), b.position(), "{slots:?}, step {step}, {id:?}");
+                }
+                moved += near_first
+                    .agents()
+                    .zip(&before)
+                    .map(|((_, a), p)| (a.position() - *p).length())
+                    .sum::<f64>();
+            }
+            assert!(moved > 100.0, "the crowd moved {moved} m");
+        }
     }
 
     /// Prepares every planning agent of a copy of `crowd` for its next step (sensing and
