@@ -278,6 +278,30 @@ impl Shape {
         if !(inflation.is_finite() && inflation >= 0.0) {
             return Err(FieldError::BadExtent(inflation));
         }
+        // A box's own cells (goals are often boxes, stamped into every window near them): the
+        // cells whose centre lies in the closed box, which is what the distance test of the
+        // general path finds at zero reach, without a distance per cell.
+        if let (Shape::Aabb { min, max }, Coverage::Centre) = (self, coverage)
+            && inflation == 0.0
+            && min.is_finite()
+            && max.is_finite()
+        {
+            let (lo, hi) = (min.min(*max), max.max(*min));
+            // Wide enough that the general path's core keeps all four corners.
+            if hi.x - lo.x > 1e-6 && hi.y - lo.y > 1e-6 {
+                return Ok(box_centre_cells(geometry, lo, hi));
+            }
+        }
+        self.cells_general(geometry, inflation, coverage)
+    }
+
+    /// [`Self::cells`] through the shape's cores, a distance test per cell near each core.
+    fn cells_general(
+        &self,
+        geometry: &GridGeometry,
+        inflation: f64,
+        coverage: Coverage,
+    ) -> Result<Vec<(usize, usize)>, FieldError> {
         let (cores, radius) = self.cores()?;
         let reach = radius + inflation;
         let half = DVec2::splat(geometry.cell_size() * 0.5);
@@ -310,6 +334,33 @@ impl Shape {
         out.dedup();
         Ok(out)
     }
+}
+
+/// The cells of `geometry` whose centre lies in the closed box `[lo, hi]`, in (y, x) order.
+fn box_centre_cells(geometry: &GridGeometry, lo: DVec2, hi: DVec2) -> Vec<(usize, usize)> {
+    let half = DVec2::splat(geometry.cell_size() * 0.5);
+    let (a, b) = (
+        geometry.world_to_cell(lo - half),
+        geometry.world_to_cell(hi + half),
+    );
+    let (x0, y0) = (a.x.max(0) as usize, a.y.max(0) as usize);
+    let (x1, y1) = (
+        b.x.min(geometry.width() as i32 - 1),
+        b.y.min(geometry.height() as i32 - 1),
+    );
+    let mut out = Vec::new();
+    if x1 < 0 || y1 < 0 {
+        return out;
+    }
+    for y in y0..=y1 as usize {
+        for x in x0..=x1 as usize {
+            let c = geometry.cell_centre(x, y);
+            if c.cmpge(lo).all() && c.cmple(hi).all() {
+                out.push((x, y));
+            }
+        }
+    }
+    out
 }
 
 /// Marks the cells covered by `shape` (grown by `inflation`) as obstacles. Returns how many
@@ -619,6 +670,49 @@ mod tests {
             }
         }
     }
+    proptest::proptest! {
+        /// A box's centre cells at zero reach are the general path's, for boxes inside, across
+        /// and outside the grid, either way round.
+        #[test]
+        fn box_centre_cells_match_the_general_path(
+            x in -4.0f64..24.0,
+            y in -4.0f64..24.0,
+            w in -9.0f64..9.0,
+            h in -9.0f64..9.0,
+            cell in 0.3f64..1.7,
+        ) {
+            let g = GridGeometry::new(DVec2::new(0.37, -0.21), cell, 15, 13).unwrap();
+            let shape = Shape::Aabb {
+                min: DVec2::new(x, y),
+                max: DVec2::new(x + w, y + h),
+            };
+            proptest::prop_assert_eq!(
+                shape.cells(&g, 0.0, Coverage::Centre).unwrap(),
+                shape.cells_general(&g, 0.0, Coverage::Centre).unwrap()
+            );
+        }
+    }
+
+    /// Box edges through cell centres: those cells are the box's (closed box), as the general
+    /// path has them.
+    #[test]
+    fn box_centre_cells_on_the_edges_match_the_general_path() {
+        let g = GridGeometry::new(DVec2::ZERO, 1.0, 12, 12).unwrap();
+        for (lo, hi) in [
+            (DVec2::new(2.5, 3.5), DVec2::new(6.5, 3.5 + 4.0)),
+            (DVec2::new(-3.0, 0.5), DVec2::new(0.5, 11.5)),
+            (DVec2::new(11.5, 11.5), DVec2::new(20.0, 20.0)),
+        ] {
+            let shape = Shape::Aabb { min: lo, max: hi };
+            let fast = shape.cells(&g, 0.0, Coverage::Centre).unwrap();
+            assert_eq!(
+                fast,
+                shape.cells_general(&g, 0.0, Coverage::Centre).unwrap()
+            );
+            assert!(fast.contains(&(hi.x.min(11.5) as usize, hi.y.min(11.5) as usize)));
+        }
+    }
+
     use crate::field::CellKind;
 
     fn grid() -> GridGeometry {
