@@ -499,6 +499,9 @@ struct InFlight {
     hash: Option<AgentGrid>,
     prepared: Vec<Prepared>,
     plans: Vec<Option<Plan>>,
+    /// How far agents were moved by the host since `hash` indexed them (summed over moves, a
+    /// bound): the collision guard looks that much further.
+    drift: f64,
 }
 
 /// An agent's step after sensing and stamping.
@@ -777,7 +780,9 @@ impl Crowd {
     /// Moves an agent to `position` (a host whose physics or animation owns motion reports
     /// where the agent really is before each step). The position must be finite and inside the
     /// world bounds; overlaps are not checked here (the guard keeps later steps from deepening
-    /// them).
+    /// them). During a step (between [`Crowd::advance_to`] phases) the agent keeps the plan it
+    /// sensed for, steps from the new position, and the others' steps are guarded against it
+    /// there.
     pub fn set_position(&mut self, id: AgentId, position: DVec2) -> Result<(), SteerError> {
         for (what, value) in [("position.x", position.x), ("position.y", position.y)] {
             if !value.is_finite() {
@@ -797,6 +802,14 @@ impl Crowd {
             .ok_or(SteerError::UnknownAgent(id.0))?;
         agent.position = position;
         self.spawn_index = None;
+        // Moved after this step's snapshot: the commit checks the others against where it is
+        // now, and looks as much further through the snapshot's index.
+        if let Some(flight) = self.in_flight.as_mut()
+            && let Some(Some((at, _))) = flight.snapshot.get_mut(id.0 as usize)
+        {
+            flight.drift += (position - *at).length();
+            *at = position;
+        }
         Ok(())
     }
 
@@ -1105,6 +1118,7 @@ impl Crowd {
                         hash: None,
                         prepared: Vec::new(),
                         plans: Vec::new(),
+                        drift: 0.0,
                     }));
                 }
                 StepPhase::Sensing => self.sense(),
@@ -1258,8 +1272,8 @@ impl Crowd {
                 .map(|a| (a.position, a.params.radius));
         }
         let mut guard = GuardScratch::default();
-        // How far beyond its snapshot centre (what `hash` indexes) a committed disc may reach:
-        // the step's longest displacement plus the widest radius.
+        // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
+        // displacement, plus the host's moves since the snapshot, plus the widest radius.
         let others = flight
             .plans
             .iter()
@@ -1267,6 +1281,7 @@ impl Crowd {
             .filter(|p| !p.unreachable)
             .map(|p| p.displacement.length())
             .fold(0.0, f64::max)
+            + flight.drift
             + self.largest_radius;
         for (i, plan) in flight.plans.into_iter().enumerate() {
             let Some(plan) = plan else { continue };
@@ -2016,7 +2031,7 @@ struct GuardScratch {
 }
 
 /// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
-/// moving obstacles. `hash` indexes the snapshot; `others` bounds how far beyond its snapshot
+/// moving obstacles. `hash` indexes the snapshot; `others` bounds how far beyond its indexed
 /// centre another agent's committed disc reaches. `late` lists agents spawned during the step
 /// (not in `hash`).
 #[allow(clippy::too_many_arguments)]
@@ -2046,7 +2061,7 @@ fn guard_step(
     let near = &mut scratch.near;
     near.clear();
     // The hash indexes the snapshot, and a committed disc reaches at most `others` beyond its
-    // snapshot centre: agents indexed further away cannot touch.
+    // indexed centre: agents indexed further away cannot touch.
     hash.for_each_near(start, len + radius + others + 1e-6, |j| {
         if j != me
             && let Some(c) = committed[j]
@@ -2584,6 +2599,53 @@ mod tests {
             }
             assert!(moved > 100.0, "the crowd moved {moved} m");
         }
+    }
+
+    /// An agent the host moves during a step, after sensing, next to another's path: the
+    /// other's step is guarded against where it now stands, though the snapshot's index has it
+    /// fifteen metres away.
+    #[test]
+    fn an_agent_moved_during_a_step_is_guarded_against_where_it_stands() {
+        let settings = CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(30.0, 10.0),
+            ..Default::default()
+        };
+        let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+        let east = crowd
+            .add_goal(Shape::Aabb {
+                min: DVec2::new(28.0, 1.0),
+                max: DVec2::new(29.0, 9.0),
+            })
+            .unwrap();
+        let west = crowd
+            .add_goal(Shape::Aabb {
+                min: DVec2::new(1.0, 1.0),
+                max: DVec2::new(2.0, 9.0),
+            })
+            .unwrap();
+        let spawn = |crowd: &mut Crowd, x: f64, goal| {
+            crowd
+                .spawn(AgentParams {
+                    position: DVec2::new(x, 5.0),
+                    goals: vec![goal],
+                    ..Default::default()
+                })
+                .unwrap()
+        };
+        let a = spawn(&mut crowd, 5.0, east);
+        let b = spawn(&mut crowd, 20.0, west);
+        crowd.advance_to(StepPhase::Decision);
+        crowd.set_position(b, DVec2::new(5.7, 5.0)).unwrap();
+        crowd.advance_to(StepPhase::Motion).unwrap();
+        let at = |id| crowd.agent(id).unwrap().position();
+        assert!(at(a).x > 5.0, "A still steps east, up to B");
+        assert!(
+            (at(a) - at(b)).length() >= 0.5 - 1e-9,
+            "A at {}, B at {}",
+            at(a),
+            at(b)
+        );
     }
 
     /// Prepares every planning agent of a copy of `crowd` for its next step (sensing and

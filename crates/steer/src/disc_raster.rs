@@ -236,27 +236,33 @@ impl DiscRaster {
 mod tests {
     use super::*;
 
-    /// Counted by bands in parallel (many discs) or disc by disc (few), every cell holds the
-    /// number of discs whose grown radius reaches its centre, as `covers` tells, plus
-    /// [`STATIC`] where a static raster counted in covers it.
-    #[test]
-    fn counts_match_a_cell_by_cell_count_serial_and_parallel() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        for n in [40usize, PARALLEL_DISCS + 700] {
-            let discs: Vec<Option<(DVec2, f64)>> = (0..n)
-                .map(|k| {
-                    (k % 17 != 3).then(|| {
-                        let q = DVec2::new(next() * 60.0 - 10.0, next() * 45.0 - 5.0);
-                        (q, 0.1 + next() * 0.9)
-                    })
-                })
+    /// A disc as the tests draw it: centre, radius, and one chance in 17 of an absent slot.
+    fn disc() -> impl proptest::strategy::Strategy<Value = (f64, f64, f64, u8)> {
+        (-10.0f64..30.0, -5.0f64..25.0, 0.1f64..1.0, 0u8..17)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8))]
+
+        /// Counted by bands in parallel (many discs) or in one band (few), every cell holds the
+        /// number of discs whose grown radius reaches its centre, as `covers` tells, plus
+        /// [`STATIC`] where a static raster counted in covers it.
+        #[test]
+        fn counts_match_a_cell_by_cell_count_serial_and_parallel(
+            few in proptest::collection::vec(disc(), 20..60),
+            more in proptest::collection::vec(disc(), PARALLEL_DISCS + 100..PARALLEL_DISCS + 300),
+            many: bool,
+        ) {
+            let drawn = if many { &more } else { &few };
+            let discs: Vec<Option<(DVec2, f64)>> = drawn
+                .iter()
+                .map(|&(x, y, r, slot)| (slot != 3).then_some((DVec2::new(x, y), r)))
                 .collect();
+            proptest::prop_assert_eq!(
+                discs.iter().flatten().count() >= PARALLEL_DISCS,
+                many,
+                "the drawn discs take the path they are meant to"
+            );
             let statics = StaticRaster::build(
                 &[crowdfield_field::Shape::Disc {
                     centre: DVec2::new(20.0, 15.0),
@@ -264,14 +270,14 @@ mod tests {
                 }],
                 0.5,
                 0.25,
-                DVec2::splat(-15.0),
-                DVec2::splat(60.0),
+                DVec2::splat(-14.0),
+                DVec2::splat(42.0),
             )
             .unwrap();
             for over in [None, Some(&statics)] {
                 let raster = DiscRaster::build(&discs, 0.5, 0.25, over).unwrap();
-                assert_eq!(raster.has_statics(), over.is_some());
-                assert!(raster.height > 2 * BAND_ROWS);
+                proptest::prop_assert_eq!(raster.has_statics(), over.is_some());
+                proptest::prop_assert!(raster.height > 2 * BAND_ROWS);
                 for y in 0..raster.height {
                     for x in 0..raster.width {
                         let g = raster.first + IVec2::new(x as i32, y as i32);
@@ -283,10 +289,11 @@ mod tests {
                         if over.is_some_and(|s| s.blocked(g)) {
                             want += usize::from(STATIC);
                         }
-                        assert_eq!(
+                        proptest::prop_assert_eq!(
                             usize::from(raster.counts[y * raster.width + x]),
                             want,
-                            "{n} discs, cell {g}"
+                            "cell {}",
+                            g
                         );
                     }
                 }

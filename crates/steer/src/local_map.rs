@@ -353,9 +353,9 @@ impl LocalMap {
         let h = (n / 2) as f64;
         let exit = DVec2::splat(h) + dir * (h / dir.x.abs().max(dir.y.abs()));
         // The `goal_cells` border cells nearest to the exit, ties broken by (y, x): kept in a
-        // small sorted list while walking the border once (corners touch no interior cell and
-        // never carry the goal). Squared distances are finite and not negative, so their bits
-        // order as the numbers do.
+        // small sorted list while walking the border near the exit (corners touch no interior
+        // cell and never carry the goal). Squared distances are finite and not negative, so
+        // their bits order as the numbers do.
         let k = self.settings.goal_cells.max(1);
         // The k nearest border cells lie within k + 1 cells of the exit along each axis (the
         // exit is on the border, and k cells of it along one side are at most k away), so only
