@@ -29,6 +29,17 @@ pub enum CellKind {
 }
 
 impl CellKind {
+    /// The kind whose discriminant is `byte` (the low two bits).
+    #[inline(always)]
+    fn from_repr(byte: u8) -> Self {
+        match byte & 3 {
+            0 => Self::Free,
+            1 => Self::Obstacle,
+            2 => Self::Goal,
+            _ => Self::Fixed,
+        }
+    }
+
     /// Whether the solvers leave this cell's value alone.
     #[inline(always)]
     pub fn is_fixed(self) -> bool {
@@ -142,6 +153,29 @@ impl<T: Potential> Field<T> {
         Ok(())
     }
 
+    /// Makes the cells `(x0 + k, y)` for which `stamp[k]` holds obstacles (p = 1), with a
+    /// select per cell instead of a branch (the stamped cells of a row follow a crowd and
+    /// mispredict); cells past the grid are left out. Returns how many were set.
+    pub fn set_obstacles_in_row(&mut self, x0: usize, y: usize, stamp: &[bool]) -> usize {
+        let w = self.width();
+        if y >= self.height() || x0 >= w {
+            return 0;
+        }
+        let len = stamp.len().min(w - x0);
+        let at = y * w + x0;
+        let kinds = &mut self.kinds[at..at + len];
+        let potential = &mut self.potential[at..at + len];
+        let stamp = &stamp[..len];
+        for i in 0..len {
+            let m = u8::from(stamp[i]).wrapping_neg();
+            // Obstacle is 1: the kind's byte or'ed with it where stamped, the rest cleared.
+            let kind = (kinds[i] as u8 & !m) | (CellKind::Obstacle as u8 & m);
+            kinds[i] = CellKind::from_repr(kind);
+            potential[i] = T::select(stamp[i], T::ONE, potential[i]);
+        }
+        stamp.iter().filter(|&&s| s).count()
+    }
+
     /// Makes `(x, y)` a goal (p = 0). Border cells may be goals (the intermediate goal of a
     /// local map lies on its border).
     pub fn set_goal(&mut self, x: usize, y: usize) -> Result<(), FieldError> {
@@ -209,12 +243,12 @@ impl<T: Potential> Field<T> {
                 potential.fill(T::ONE);
                 continue;
             }
-            for (k, p) in kinds.iter_mut().zip(potential.iter_mut()) {
-                if *k != CellKind::Free {
-                    *k = CellKind::Free;
-                    *p = v;
-                }
+            // A select per cell rather than a branch: which cells were stamped follows the
+            // crowd, so a branch mispredicts often; the select vectorises.
+            for (k, p) in kinds.iter().zip(potential.iter_mut()) {
+                *p = if *k == CellKind::Free { *p } else { v };
             }
+            kinds.fill(CellKind::Free);
             for x in [0, w - 1] {
                 kinds[x] = CellKind::Obstacle;
                 potential[x] = T::ONE;
@@ -236,31 +270,35 @@ impl<T: Potential> Field<T> {
         // Interior columns whose source column x + dx lies in the grid.
         let first = 1.max(-dx);
         let last = (w as i64 - 2).min(w as i64 - 1 - dx);
+        // Interior rows whose source row y + dy lies in the grid.
+        let top = 1.max(-dy);
+        let bottom = (h as i64 - 2).min(h as i64 - 1 - dy);
         let potential = &mut self.potential;
-        // Row by row, walking away from the source rows (upwards for dy > 0, downwards for
-        // dy < 0), so every row reads its source row before that row is rewritten: one block
-        // move per row.
-        let mut visit = |y: usize| {
-            if y == 0 || y + 1 == h {
-                return;
-            }
-            let sy = y as i64 + dy;
-            let line = y * w..y * w + w;
-            if sy < 0 || sy >= h as i64 || last < first {
-                potential[line][1..w - 1].fill(fill);
-                return;
-            }
-            let (first, last) = (first as usize, last as usize);
-            let from = sy as usize * w + (first as i64 + dx) as usize;
-            potential.copy_within(from..from + last + 1 - first, y * w + first);
-            let line = &mut potential[line];
-            line[1..first].fill(fill);
-            line[last + 1..w - 1].fill(fill);
-        };
-        if dy > 0 || (dy == 0 && dx > 0) {
-            (0..h).for_each(&mut visit);
+        let carried = if first <= last && top <= bottom {
+            let (first, last, top, bottom) =
+                (first as usize, last as usize, top as usize, bottom as usize);
+            // Source and destination rows have the same stride, so one block move carries
+            // every row's interior columns at once; it also writes the cells between them
+            // (border columns, and columns whose source lies outside), which are filled or
+            // closed below.
+            let start = top * w + first;
+            let end = bottom * w + last + 1;
+            let from = (start as i64 + dy * w as i64 + dx) as usize;
+            potential.copy_within(from..from + (end - start), start);
+            top..bottom + 1
         } else {
-            (0..h).rev().for_each(&mut visit);
+            0..0
+        };
+        for (y, line) in potential.chunks_exact_mut(w).enumerate() {
+            if y == 0 || y + 1 == h {
+                continue;
+            }
+            if carried.contains(&y) {
+                line[1..first as usize].fill(fill);
+                line[last as usize + 1..w - 1].fill(fill);
+            } else {
+                line[1..w - 1].fill(fill);
+            }
         }
         // Cells stamped last step (kinds are still last step's) restart from `value`; every
         // interior cell becomes free and the border closes at 1.
@@ -561,6 +599,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A row stamped through flags sets exactly the flagged cells as `set_obstacle` would, in
+    /// f64 and f32, leaves the rest (goal, fixed and free cells) bit for bit, stops at the
+    /// grid's edge and counts what it set.
+    #[test]
+    fn a_flagged_row_stamps_what_cell_by_cell_stamping_does() {
+        fn check<T: Potential>(mut f: Field<T>) {
+            f.set_goal(3, 2).unwrap();
+            let flags = [true, false, true, true, false, false, true, true, true];
+            for x0 in 0..8 {
+                for y in 0..6 {
+                    let mut rows = f.clone();
+                    let mut cells = f.clone();
+                    let n = rows.set_obstacles_in_row(x0, y, &flags);
+                    let mut m = 0;
+                    for (k, _) in flags.iter().enumerate().filter(|(_, s)| **s) {
+                        if cells.set_obstacle(x0 + k, y).is_ok() {
+                            m += 1;
+                        }
+                    }
+                    assert_eq!(n, m, "({x0}, {y})");
+                    assert_eq!(rows.kinds(), cells.kinds(), "({x0}, {y})");
+                    let bits = |f: &Field<T>| -> Vec<u64> {
+                        f.potentials()
+                            .iter()
+                            .map(|p| p.to_f64().to_bits())
+                            .collect()
+                    };
+                    assert_eq!(bits(&rows), bits(&cells), "({x0}, {y})");
+                }
+            }
+        }
+        check(mixed_field());
+        check(mixed_field().convert::<f32>());
     }
 
     /// One pass gives what translating and then reopening give, kinds, potentials and origin,

@@ -205,30 +205,45 @@ impl DiscRaster {
         dx * dx + dy * dy <= reach * reach
     }
 
+    /// Whether any disc covers the lattice cells `start + (k, 0)`, `k` in `0..out.len()`, into
+    /// `out` (cells outside the grid are not covered): a compare per cell, no branch.
+    pub(crate) fn covered_in_row(&self, start: IVec2, out: &mut [bool]) {
+        let d = start - self.first;
+        if d.y < 0 || d.y as usize >= self.height {
+            out.fill(false);
+            return;
+        }
+        let from = d.x.clamp(0, self.width as i32);
+        let to = (d.x + out.len() as i32).clamp(from, self.width as i32);
+        let row = &self.counts[d.y as usize * self.width..][from as usize..to as usize];
+        let (head, rest) = out.split_at_mut((from - d.x) as usize);
+        let (inside, tail) = rest.split_at_mut(row.len());
+        // Usually both empty: a window lies inside the grid.
+        for flag in head.iter_mut().chain(tail.iter_mut()) {
+            *flag = false;
+        }
+        for (flag, &count) in inside.iter_mut().zip(row) {
+            *flag = count > 0;
+        }
+    }
+
+    /// How many discs cover lattice cell `g`; 0 outside the grid.
+    pub(crate) fn count(&self, g: IVec2) -> u16 {
+        let d = g - self.first;
+        if d.x < 0 || d.y < 0 || d.x as usize >= self.width || d.y as usize >= self.height {
+            return 0;
+        }
+        self.counts[d.y as usize * self.width + d.x as usize]
+    }
+
+    /// The lattice's cell size.
+    pub(crate) fn cell(&self) -> f64 {
+        self.cell
+    }
+
     /// The radius the discs are grown by.
     pub(crate) fn inflation(&self) -> f64 {
         self.inflation
-    }
-
-    /// The counts of lattice cells `start + (k, 0)` for `k` in `0..len`, zero outside the grid,
-    /// passed to `f` with their k.
-    #[inline]
-    pub(crate) fn for_each_in_row(&self, start: IVec2, len: usize, mut f: impl FnMut(usize, u16)) {
-        let d = start - self.first;
-        if d.y < 0 || d.y as usize >= self.height {
-            return;
-        }
-        let from = d.x.max(0);
-        let to = (d.x + len as i32).min(self.width as i32);
-        if from >= to {
-            return;
-        }
-        let row = &self.counts[d.y as usize * self.width..][from as usize..to as usize];
-        for (k, &count) in row.iter().enumerate() {
-            if count > 0 {
-                f((from - d.x) as usize + k, count);
-            }
-        }
     }
 }
 

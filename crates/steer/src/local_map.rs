@@ -223,20 +223,49 @@ impl LocalMap {
         let half = (self.settings.side / 2) as i32;
         let centre = self.centre();
         let own_reach = own.1 + raster.inflation();
+        // Lattice cell of the update zone's first cell.
+        let origin = self.anchor + IVec2::splat(lo as i32 - half);
+        // Cells counted once that may be the agent's own disc: within its reach, in a box a
+        // cell wider each way than the reach (as zone offsets; empty when not finite).
+        let c = raster.cell();
+        let zone = |v: f64, o: i32| (v / c).floor() - f64::from(o);
+        let own_lo = DVec2::new(
+            zone(own.0.x - own_reach, origin.x) - 1.0,
+            zone(own.0.y - own_reach, origin.y) - 1.0,
+        );
+        let own_hi = DVec2::new(
+            zone(own.0.x + own_reach, origin.x) + 1.0,
+            zone(own.0.y + own_reach, origin.y) + 1.0,
+        );
+        let len = hi - lo;
+        let span = |a: f64, b: f64| {
+            if a.is_finite() && b.is_finite() && b >= 0.0 && a < len as f64 {
+                a.max(0.0) as usize..(b as usize + 1).min(len)
+            } else {
+                0..0
+            }
+        };
+        let (own_x, own_y) = (span(own_lo.x, own_hi.x), span(own_lo.y, own_hi.y));
+        // The update zone is at most 99 cells wide (side ≤ 101).
+        let mut flags = [false; 101];
+        let flags = &mut flags[..len];
         let mut n = 0;
-        for y in lo..hi {
-            let start = self.anchor + IVec2::new(lo as i32 - half, y as i32 - half);
-            let field = &mut self.field;
-            raster.for_each_in_row(start, hi - lo, |k, count| {
-                let x = lo + k;
-                // A cell counted once is another agent's unless the one is this agent's own.
-                let others =
-                    count > 1 || !raster.covers(start + IVec2::new(k as i32, 0), own.0, own_reach);
-                if others && (x, y) != centre {
-                    let _ = field.set_obstacle(x, y);
-                    n += 1;
+        for (j, y) in (lo..hi).enumerate() {
+            let start = origin + IVec2::new(0, j as i32);
+            raster.covered_in_row(start, flags);
+            if own_y.contains(&j) {
+                // A cell counted once is another agent's unless the one is the agent's own.
+                for k in own_x.clone() {
+                    let g = start + IVec2::new(k as i32, 0);
+                    if raster.count(g) == 1 && raster.covers(g, own.0, own_reach) {
+                        flags[k] = false;
+                    }
                 }
-            });
+            }
+            if y == centre.1 {
+                flags[centre.0 - lo] = false;
+            }
+            n += self.field.set_obstacles_in_row(lo, y, flags);
         }
         n
     }
