@@ -25,6 +25,10 @@ pub(crate) struct DiscRaster {
     width: usize,
     height: usize,
     counts: Vec<u16>,
+    /// One bit per cell, set where the count is not zero: `words` words per row, the last
+    /// always zero, so a run of up to 64 bits from any column reads two words.
+    covered: Vec<u64>,
+    words: usize,
     /// Whether the static raster of the same lattice and radius is counted in (as
     /// [`STATIC`]), so that one read gives both.
     statics: bool,
@@ -109,9 +113,13 @@ impl DiscRaster {
             width,
             height,
             counts: Vec::new(),
+            covered: Vec::new(),
+            words: width.div_ceil(64) + 1,
             statics: statics.is_some(),
         };
         let mut counts = vec![0u16; width * height];
+        let words = raster.words;
+        let mut covered = vec![0u64; words * height];
         // Bands of rows, each started from the static cells and counted from the discs whose
         // box meets it; in parallel for many discs (counts are sums: the result does not
         // depend on how the work is split).
@@ -127,33 +135,46 @@ impl DiscRaster {
                 discs.push((q, reach));
             }
         }
-        let count_band = |band: usize, rows: &mut [u16], discs: &[(DVec2, f64)]| {
-            if let Some(s) = statics {
-                let blocked = &s.mask()[band * band_rows * width..][..rows.len()];
-                for (c, b) in rows.iter_mut().zip(blocked) {
-                    *c = if *b { STATIC } else { 0 };
+        let count_band =
+            |band: usize, rows: &mut [u16], bits: &mut [u64], discs: &[(DVec2, f64)]| {
+                if let Some(s) = statics {
+                    let blocked = &s.mask()[band * band_rows * width..][..rows.len()];
+                    for (c, b) in rows.iter_mut().zip(blocked) {
+                        *c = if *b { STATIC } else { 0 };
+                    }
                 }
-            }
-            let first = band * band_rows;
-            let span = first..first + rows.len() / width;
-            for &(q, reach) in discs {
-                raster.add_rows(rows, span.clone(), q, reach);
-            }
-        };
+                let first = band * band_rows;
+                let span = first..first + rows.len() / width;
+                for &(q, reach) in discs {
+                    raster.add_rows(rows, span.clone(), q, reach);
+                }
+                // The band's bits, 64 cells a word.
+                for (row, bits) in rows.chunks_exact(width).zip(bits.chunks_exact_mut(words)) {
+                    for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
+                        *word = cells
+                            .iter()
+                            .enumerate()
+                            .fold(0, |w, (k, &c)| w | (u64::from(c > 0) << k));
+                    }
+                }
+            };
         if in_band.len() == 1 {
             counts
                 .chunks_mut(band_rows * width)
+                .zip(covered.chunks_mut(band_rows * words))
                 .zip(&in_band)
                 .enumerate()
-                .for_each(|(band, (rows, discs))| count_band(band, rows, discs));
+                .for_each(|(band, ((rows, bits), discs))| count_band(band, rows, bits, discs));
         } else {
             counts
                 .par_chunks_mut(band_rows * width)
+                .zip(covered.par_chunks_mut(band_rows * words))
                 .zip(&in_band)
                 .enumerate()
-                .for_each(|(band, (rows, discs))| count_band(band, rows, discs));
+                .for_each(|(band, ((rows, bits), discs))| count_band(band, rows, bits, discs));
         }
         raster.counts = counts;
+        raster.covered = covered;
         Some(raster)
     }
 
@@ -205,26 +226,23 @@ impl DiscRaster {
         dx * dx + dy * dy <= reach * reach
     }
 
-    /// Whether any disc covers the lattice cells `start + (k, 0)`, `k` in `0..out.len()`, into
-    /// `out` (cells outside the grid are not covered): a compare per cell, no branch.
-    pub(crate) fn covered_in_row(&self, start: IVec2, out: &mut [bool]) {
+    /// Bit `k` set where some disc covers lattice cell `start + (k, 0)`, `k` in `0..len`, when
+    /// `len ≤ 64` and all those cells lie in the grid.
+    #[inline]
+    pub(crate) fn covered_bits(&self, start: IVec2, len: usize) -> Option<u64> {
         let d = start - self.first;
-        if d.y < 0 || d.y as usize >= self.height {
-            out.fill(false);
-            return;
+        let inside = (1..=64).contains(&len)
+            && d.x >= 0
+            && d.y >= 0
+            && (d.y as usize) < self.height
+            && d.x as usize + len <= self.width;
+        if !inside {
+            return None;
         }
-        let from = d.x.clamp(0, self.width as i32);
-        let to = (d.x + out.len() as i32).clamp(from, self.width as i32);
-        let row = &self.counts[d.y as usize * self.width..][from as usize..to as usize];
-        let (head, rest) = out.split_at_mut((from - d.x) as usize);
-        let (inside, tail) = rest.split_at_mut(row.len());
-        // Usually both empty: a window lies inside the grid.
-        for flag in head.iter_mut().chain(tail.iter_mut()) {
-            *flag = false;
-        }
-        for (flag, &count) in inside.iter_mut().zip(row) {
-            *flag = count > 0;
-        }
+        let x = d.x as usize;
+        let row = &self.covered[d.y as usize * self.words + x / 64..][..2];
+        let pair = u128::from(row[0]) | (u128::from(row[1]) << 64);
+        Some((pair >> (x % 64)) as u64 & (u64::MAX >> (64 - len)))
     }
 
     /// How many discs cover lattice cell `g`; 0 outside the grid.
@@ -310,6 +328,27 @@ mod tests {
                             "cell {}",
                             g
                         );
+                    }
+                }
+                // Runs of bits from every column, of every length, say count > 0; runs that
+                // leave the grid or exceed 64 cells give none.
+                let w = raster.width as i32;
+                for y in [0, raster.height as i32 / 2, raster.height as i32 - 1] {
+                    for x in -1..=w {
+                        for len in [0usize, 1, 11, 37, 64, 65] {
+                            let start = raster.first + IVec2::new(x, y);
+                            let inside = x >= 0 && x + len as i32 <= w;
+                            let bits = raster.covered_bits(start, len);
+                            if !(inside && (1..=64).contains(&len)) {
+                                proptest::prop_assert_eq!(bits, None);
+                                continue;
+                            }
+                            let want = (0..len).fold(0u64, |b, k| {
+                                let covered = raster.count(start + IVec2::new(k as i32, 0)) > 0;
+                                b | (u64::from(covered) << k)
+                            });
+                            proptest::prop_assert_eq!(bits, Some(want), "{} + {}", start, len);
+                        }
                     }
                 }
             }

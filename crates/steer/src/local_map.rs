@@ -246,27 +246,57 @@ impl LocalMap {
             }
         };
         let (own_x, own_y) = (span(own_lo.x, own_hi.x), span(own_lo.y, own_hi.y));
-        // The update zone is at most 99 cells wide (side ≤ 101).
-        let mut flags = [false; 101];
-        let flags = &mut flags[..len];
         let mut n = 0;
-        for (j, y) in (lo..hi).enumerate() {
+        let mut row = |j: usize, fix_up: bool| {
+            let y = lo + j;
             let start = origin + IVec2::new(0, j as i32);
-            raster.covered_in_row(start, flags);
-            if own_y.contains(&j) {
-                // A cell counted once is another agent's unless the one is the agent's own.
-                for k in own_x.clone() {
-                    let g = start + IVec2::new(k as i32, 0);
-                    if raster.count(g) == 1 && raster.covers(g, own.0, own_reach) {
-                        flags[k] = false;
+            // Cells not to stamp whatever their count: the agent's own cell, and those counted
+            // once by the agent's own disc alone.
+            let centre_k = (y == centre.1).then_some(centre.0 - lo);
+            let own_only = |k: usize| {
+                let g = start + IVec2::new(k as i32, 0);
+                (raster.count(g) == 1) & raster.covers(g, own.0, own_reach)
+            };
+            n += match raster.covered_bits(start, len) {
+                Some(mut bits) => {
+                    // Inside the grid, at most 64 cells: one bit per cell.
+                    if let Some(k) = centre_k {
+                        bits &= !(1 << k);
                     }
+                    if fix_up {
+                        // Only covered cells in the own disc's columns can be its alone.
+                        let columns = if own_x.is_empty() {
+                            0
+                        } else {
+                            (u64::MAX >> (64 - own_x.len())) << own_x.start
+                        };
+                        let mut candidates = bits & columns;
+                        while candidates != 0 {
+                            let k = candidates.trailing_zeros() as usize;
+                            bits &= !(u64::from(own_only(k)) << k);
+                            candidates &= candidates - 1;
+                        }
+                    }
+                    self.field.set_obstacles_by_bits(lo, y, bits)
                 }
-            }
-            if y == centre.1 {
-                flags[centre.0 - lo] = false;
-            }
-            n += self.field.set_obstacles_in_row(lo, y, flags);
-        }
+                None => {
+                    // Partly outside the grid, or a zone wider than 64 cells (side > 65): cell
+                    // by cell (at most 99, side ≤ 101).
+                    let mut stamp = [false; 101];
+                    for (k, s) in stamp[..len].iter_mut().enumerate() {
+                        let g = start + IVec2::new(k as i32, 0);
+                        *s = raster.count(g) > 0
+                            && Some(k) != centre_k
+                            && !(fix_up && own_x.contains(&k) && own_only(k));
+                    }
+                    self.field.set_obstacles_in_row(lo, y, &stamp[..len])
+                }
+            };
+        };
+        // The rows the own disc may reach apart, so no row asks whether it is one.
+        (0..own_y.start).for_each(|j| row(j, false));
+        own_y.clone().for_each(|j| row(j, true));
+        (own_y.end.max(own_y.start)..len).for_each(|j| row(j, false));
         n
     }
 
