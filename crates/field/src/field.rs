@@ -9,7 +9,7 @@
 use glam::{DVec2, IVec2};
 
 use crate::bias::Bias;
-use crate::grid::GridGeometry;
+use crate::grid::{GridGeometry, floor_i32};
 use crate::scalar::Potential;
 use crate::{FLATNESS_THRESHOLD, FieldError};
 
@@ -465,8 +465,8 @@ impl<T: Potential> Field<T> {
             return DVec2::ZERO;
         }
         let g = g.clamp(DVec2::ZERO, max);
-        let x0 = (g.x.floor() as usize).min(self.width() - 2);
-        let y0 = (g.y.floor() as usize).min(self.height() - 2);
+        let x0 = (floor_i32(g.x).max(0) as usize).min(self.width() - 2);
+        let y0 = (floor_i32(g.y).max(0) as usize).min(self.height() - 2);
         let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
         let w = self.width();
         let [d00, d10, d01, d11] = if x0 >= 1 && y0 >= 1 && x0 + 2 < w && y0 + 2 < self.height() {
@@ -505,8 +505,8 @@ impl<T: Potential> Field<T> {
             return None;
         }
         let g = g.clamp(DVec2::ZERO, max);
-        let x0 = (g.x.floor() as usize).min(self.width() - 2);
-        let y0 = (g.y.floor() as usize).min(self.height() - 2);
+        let x0 = (floor_i32(g.x).max(0) as usize).min(self.width() - 2);
+        let y0 = (floor_i32(g.y).max(0) as usize).min(self.height() - 2);
         let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
         let p = |x: usize, y: usize| self.potential[y * self.width() + x].to_f64();
         let bottom = p(x0, y0) * (1.0 - fx) + p(x0 + 1, y0) * fx;
@@ -757,8 +757,8 @@ mod tests {
             let max = DVec2::new(w as f64 - 1.0, h as f64 - 1.0);
             let want = if g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5 {
                 let g = g.clamp(DVec2::ZERO, max);
-                let x0 = (g.x.floor() as usize).min(w - 2);
-                let y0 = (g.y.floor() as usize).min(h - 2);
+                let x0 = (floor_i32(g.x).max(0) as usize).min(w - 2);
+                let y0 = (floor_i32(g.y).max(0) as usize).min(h - 2);
                 let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
                 let d = |x, y| f.descent_at_cell(x, y);
                 d(x0, y0)

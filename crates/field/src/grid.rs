@@ -139,13 +139,7 @@ impl GridGeometry {
     /// The cell containing a world point; may be outside the grid.
     pub fn world_to_cell(&self, point: DVec2) -> IVec2 {
         let local = (point - self.origin) / self.cell_size;
-        // `floor` is a libm call on the baseline x86-64 target; this is a hot path.
-        let floor = |v: f64| {
-            let t = v as i32;
-            // Saturating: far below i32::MIN the cast already saturated.
-            t.saturating_sub(i32::from((t as f64) > v))
-        };
-        IVec2::new(floor(local.x), floor(local.y))
+        IVec2::new(floor_i32(local.x), floor_i32(local.y))
     }
 
     /// Continuous cell coordinates of a world point: cell `(x, y)`'s centre maps to
@@ -171,6 +165,24 @@ impl GridGeometry {
     }
 }
 
+/// `v.floor() as i32` (saturating, NaN to 0) without calling `floor`, which is a libm call on
+/// the baseline x86-64 target (no SSE4.1 rounding): a cast that truncates, one down for
+/// negative non-integers.
+#[inline]
+pub fn floor_i32(v: f64) -> i32 {
+    let t = v as i32;
+    // Far below i32::MIN the cast already saturated.
+    t.saturating_sub(i32::from(f64::from(t) > v))
+}
+
+/// `v.floor() as i64` (saturating, NaN to 0), as [`floor_i32`].
+#[inline]
+pub fn floor_i64(v: f64) -> i64 {
+    let t = v as i64;
+    // Beyond 2^52 every f64 is an integer, so `t` is exact wherever it did not saturate.
+    t.saturating_sub(i64::from(t as f64 > v))
+}
+
 pub(crate) fn check_finite(what: &'static str, value: f64) -> Result<f64, FieldError> {
     if value.is_finite() {
         Ok(value)
@@ -182,6 +194,40 @@ pub(crate) fn check_finite(what: &'static str, value: f64) -> Result<f64, FieldE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The cast floors are `floor` then a saturating cast, for any bits: negative and
+        /// positive non-integers, integers, ±0, far values, infinities and NaN.
+        #[test]
+        fn cast_floors_are_floor_then_cast(bits: u64, small in -1e4f64..1e4) {
+            for v in [f64::from_bits(bits), small, small.trunc(), -small.trunc()] {
+                proptest::prop_assert_eq!(floor_i32(v), v.floor() as i32, "{}", v);
+                proptest::prop_assert_eq!(floor_i64(v), v.floor() as i64, "{}", v);
+            }
+        }
+    }
+
+    #[test]
+    fn cast_floors_at_the_edges() {
+        for v in [
+            0.0,
+            -0.0,
+            -0.5,
+            0.5,
+            -1.0,
+            f64::from(i32::MIN) - 0.5,
+            f64::from(i32::MAX) + 0.5,
+            -9.3e18,
+            9.3e18,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -4503599627370495.5,
+        ] {
+            assert_eq!(floor_i32(v), v.floor() as i32, "{v}");
+            assert_eq!(floor_i64(v), v.floor() as i64, "{v}");
+        }
+    }
 
     #[test]
     fn world_and_cell_coordinates_round_trip() {

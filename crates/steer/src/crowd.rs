@@ -2275,7 +2275,7 @@ impl SpatialHash {
     }
 
     fn key(p: DVec2, cell: f64) -> (i64, i64) {
-        ((p.x / cell).floor() as i64, (p.y / cell).floor() as i64)
+        (floor_i64(p.x / cell), floor_i64(p.y / cell))
     }
 
     /// Calls `f` for every indexed point within `radius` of `p` (and possibly a few more), in

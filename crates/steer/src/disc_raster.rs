@@ -9,6 +9,7 @@
 //! into a lattice grid per (cell size, radius), and each window reads its update zone out of
 //! it, less its own disc, instead of finding its neighbours and stamping their discs one by one.
 
+use crowdfield_field::floor_i32;
 use glam::{DVec2, IVec2};
 use rayon::prelude::*;
 
@@ -192,8 +193,9 @@ impl DiscRaster {
     /// The clamped grid cells (inclusive corners) a disc may count in: its box with one cell
     /// of margin; `covers` decides.
     fn cell_box(&self, q: DVec2, reach: f64) -> (IVec2, IVec2) {
-        let lo = ((q - DVec2::splat(reach)) / self.cell).floor().as_ivec2() - IVec2::ONE;
-        let hi = ((q + DVec2::splat(reach)) / self.cell).floor().as_ivec2() + IVec2::ONE;
+        let cell = |v: DVec2| IVec2::new(floor_i32(v.x), floor_i32(v.y));
+        let lo = cell((q - DVec2::splat(reach)) / self.cell) - IVec2::ONE;
+        let hi = cell((q + DVec2::splat(reach)) / self.cell) + IVec2::ONE;
         let lo = (lo - self.first).max(IVec2::ZERO);
         let hi = (hi - self.first).min(IVec2::new(self.width as i32 - 1, self.height as i32 - 1));
         (lo, hi)

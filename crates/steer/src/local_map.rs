@@ -17,7 +17,9 @@
 
 use glam::{DVec2, IVec2};
 
-use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape, relax};
+use crowdfield_field::{
+    Bias, CellKind, Coverage, Field, GridGeometry, Relaxation, Shape, floor_i32, relax,
+};
 
 use crate::SteerError;
 use crate::disc_raster::DiscRaster;
@@ -228,7 +230,13 @@ impl LocalMap {
         // Cells counted once that may be the agent's own disc: within its reach, in a box a
         // cell wider each way than the reach (as zone offsets; empty when not finite).
         let c = raster.cell();
-        let zone = |v: f64, o: i32| (v / c).floor() - f64::from(o);
+        let zone = |v: f64, o: i32| {
+            if own.0.is_finite() && own_reach.is_finite() {
+                f64::from(floor_i32(v / c)) - f64::from(o)
+            } else {
+                f64::NAN
+            }
+        };
         let own_lo = DVec2::new(
             zone(own.0.x - own_reach, origin.x) - 1.0,
             zone(own.0.y - own_reach, origin.y) - 1.0,
@@ -424,8 +432,9 @@ impl LocalMap {
         // The border indices `near` e (a cell wider either way, then tested, so rounding at the
         // ends cannot drop one).
         let span = move |e: f64| {
-            let from = (e - reach - 1.0).ceil().max(1.0) as usize;
-            let to = (e + reach + 1.0).floor().min((n - 2) as f64).max(0.0) as usize;
+            // Ceil and floor by casts (`e` lies on the window's border, so in range).
+            let from = (-floor_i32(-(e - reach - 1.0))).max(1) as usize;
+            let to = floor_i32(e + reach + 1.0).clamp(0, n as i32 - 2) as usize;
             (from..to + 1).filter(move |&i| near(i, e))
         };
         let best = &mut self.ranked;
@@ -486,7 +495,7 @@ impl LocalMap {
 }
 
 fn lattice_cell(p: DVec2, cell: f64) -> IVec2 {
-    IVec2::new((p.x / cell).floor() as i32, (p.y / cell).floor() as i32)
+    IVec2::new(floor_i32(p.x / cell), floor_i32(p.y / cell))
 }
 
 fn geometry(s: &LocalMapSettings, anchor: IVec2) -> Result<GridGeometry, SteerError> {
