@@ -193,6 +193,41 @@ impl FieldBatchF32 {
         true
     }
 
+    /// As [`Self::store_lanes`], but every cell of a lane goes back as `p = 1 − q`, fixed
+    /// cells included, with no mask to transpose and blend: the same bits wherever the fixed
+    /// cells hold 0 or 1 (goals and obstacles, whose complements are exact in `f32`), as in a
+    /// local map; a fixed cell at another value would come back rounded through `f32`.
+    pub fn store_lanes_whole(&self, first: usize, maps: &mut [&mut Field<f64>]) -> bool {
+        if first + maps.len() > BATCH_LANES_F32 || maps.iter().any(|f| !self.lanes.fits(0, f)) {
+            return false;
+        }
+        let mut lane = first;
+        let mut rest = maps;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            while rest.len() >= 8 {
+                let Some((block, tail)) = std::mem::take(&mut rest).split_first_chunk_mut::<8>()
+                else {
+                    unreachable!("eight maps are left");
+                };
+                // SAFETY: as in `load_lanes`.
+                #[allow(unsafe_code)]
+                unsafe {
+                    self.lanes.store8_whole_avx2(lane, block)
+                };
+                lane += 8;
+                rest = tail;
+            }
+        }
+        for field in rest {
+            for (p, cell) in field.potentials_mut().iter_mut().zip(&self.lanes.potential) {
+                *p = 1.0 - f64::from(cell[lane]);
+            }
+            lane += 1;
+        }
+        true
+    }
+
     /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
     /// [`FieldBatch::relax`] (AVX2 build chosen at run time, no fused multiply–add, so results
     /// are bit-identical across CPUs).
@@ -566,6 +601,48 @@ impl Interleaved<f32, BATCH_LANES_F32> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+impl Interleaved<f32, BATCH_LANES_F32> {
+    /// Lanes `lane..lane + 8` back into every cell of eight maps as `p = 1 − q` (see
+    /// [`FieldBatchF32::store_lanes_whole`]): [`Self::store8_avx2`] without the masks.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::load8_avx2`].
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store8_whole_avx2(&self, lane: usize, maps: &mut [&mut Field<f64>; 8]) {
+        use std::arch::x86_64::*;
+        let n = self.width * self.height;
+        let one = _mm256_set1_pd(1.0);
+        let mut i = 0;
+        while i + 8 <= n {
+            let mut q = [_mm256_setzero_ps(); 8];
+            for (c, v) in q.iter_mut().enumerate() {
+                // SAFETY: lanes lane..lane + 8 of cell i + c exist.
+                *v = unsafe { _mm256_loadu_ps(self.potential[i + c][lane..lane + 8].as_ptr()) };
+            }
+            transpose8(&mut q);
+            for (k, map) in maps.iter_mut().enumerate() {
+                let cells = &mut map.potentials_mut()[i..i + 8];
+                let lo = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
+                let hi = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(q[k])));
+                // SAFETY: eight cells from i exist in the map.
+                unsafe {
+                    _mm256_storeu_pd(cells.as_mut_ptr(), lo);
+                    _mm256_storeu_pd(cells.as_mut_ptr().add(4), hi);
+                }
+            }
+            i += 8;
+        }
+        for (k, map) in maps.iter_mut().enumerate() {
+            for (cell, p) in map.potentials_mut().iter_mut().enumerate().skip(i) {
+                *p = 1.0 - f64::from(self.potential[cell][lane + k]);
+            }
+        }
+    }
+}
+
 /// Transposes eight rows of eight `f32` (row k, element c becomes row c, element k).
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
@@ -839,6 +916,56 @@ mod tests {
             for (a, b) in by_one.iter().zip(&by_many) {
                 let bits = |f: &Field<f64>| f.potentials().iter().map(|p| p.to_bits()).collect::<Vec<_>>();
                 prop_assert_eq!(bits(a), bits(b));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Storing whole lanes gives the masked store's bits on maps whose fixed cells are
+        /// obstacles and goals, as local maps are; elsewhere it differs only at fixed cells.
+        #[test]
+        fn whole_lanes_store_what_masked_lanes_store_on_obstacles_and_goals(
+            side in (2usize..12).prop_map(|k| 2 * k + 1),
+            count in 1usize..=BATCH_LANES_F32,
+            seed in any::<u64>(),
+            sweeps in 0usize..12,
+        ) {
+            let maps: Vec<(Field<f64>, Bias)> = (0..count)
+                .map(|k| {
+                    let mut map = random_map(side, seed.wrapping_add(k as u64));
+                    let fixed: Vec<(usize, usize)> = (0..side * side)
+                        .map(|i| (i % side, i / side))
+                        .filter(|&(x, y)| map.kind(x, y) == Some(CellKind::Fixed))
+                        .collect();
+                    for (j, (x, y)) in fixed.into_iter().enumerate() {
+                        if j % 2 == 0 { map.set_obstacle(x, y).unwrap() } else { map.set_goal(x, y).unwrap() }
+                    }
+                    (map, Bias::new(0.3, DVec2::from_angle(k as f64)).unwrap())
+                })
+                .collect();
+            for local in [true, false] {
+                let mut batch = FieldBatchF32::new(side, side);
+                let maps: Vec<(Field<f64>, Bias)> = if local {
+                    maps.clone()
+                } else {
+                    (0..count).map(|k| (random_map(side, seed.wrapping_add(k as u64)), maps[k].1)).collect()
+                };
+                let refs: Vec<(&Field<f64>, &Bias)> = maps.iter().map(|(m, b)| (m, b)).collect();
+                prop_assert!(batch.load_lanes(0, &refs));
+                batch.relax(sweeps);
+                let mut masked: Vec<Field<f64>> = maps.iter().map(|(m, _)| m.clone()).collect();
+                let mut whole = masked.clone();
+                prop_assert!(batch.store_lanes(0, &mut masked.iter_mut().collect::<Vec<_>>()));
+                prop_assert!(batch.store_lanes_whole(0, &mut whole.iter_mut().collect::<Vec<_>>()));
+                for (a, b) in masked.iter().zip(&whole) {
+                    for ((p, q), k) in a.potentials().iter().zip(b.potentials()).zip(a.kinds()) {
+                        if local || *k == CellKind::Free {
+                            prop_assert_eq!(p.to_bits(), q.to_bits(), "{:?}", k);
+                        }
+                    }
+                }
             }
         }
     }

@@ -1752,7 +1752,9 @@ impl ChunkScratch {
                     .iter_mut()
                     .map(|(_, agent, _)| agent.local.field_mut())
                     .collect();
-                batch.store_lanes(0, &mut maps);
+                // A local map's fixed cells are obstacles (1) and goals (0), whose complements
+                // are exact: storing whole lanes gives the masked store's bits.
+                batch.store_lanes_whole(0, &mut maps);
             }
             LocalPrecision::F64 => {
                 let batch = match &mut self.f64_batch {

@@ -152,10 +152,7 @@ impl DiscRaster {
                 // The band's bits, 64 cells a word.
                 for (row, bits) in rows.chunks_exact(width).zip(bits.chunks_exact_mut(words)) {
                     for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
-                        *word = cells
-                            .iter()
-                            .enumerate()
-                            .fold(0, |w, (k, &c)| w | (u64::from(c > 0) << k));
+                        *word = nonzero_bits(cells);
                     }
                 }
             };
@@ -267,6 +264,20 @@ impl DiscRaster {
     }
 }
 
+/// Bit `k` set where `cells[k]` is not zero (at most 64 cells): the compares into bytes of 0
+/// or 1, eight of which one multiplication gathers into a byte of bits (`0x0102…80` moves byte
+/// `i`'s low bit to bit `56 + i` without carries, for bytes of 0 and 1).
+fn nonzero_bits(cells: &[u16]) -> u64 {
+    let mut bytes = [0u8; 64];
+    for (b, &c) in bytes.iter_mut().zip(cells) {
+        *b = u8::from(c != 0);
+    }
+    bytes.chunks_exact(8).enumerate().fold(0, |w, (j, eight)| {
+        let v = u64::from_le_bytes(eight.try_into().expect("chunks of eight"));
+        w | ((v.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * j))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +285,21 @@ mod tests {
     /// A disc as the tests draw it: centre, radius, and one chance in 17 of an absent slot.
     fn disc() -> impl proptest::strategy::Strategy<Value = (f64, f64, f64, u8)> {
         (-10.0f64..30.0, -5.0f64..25.0, 0.1f64..1.0, 0u8..17)
+    }
+
+    /// The gathered bits are the cells' nonzero flags, for every pattern of eight and for
+    /// runs of every length up to 64.
+    #[test]
+    fn nonzero_bits_gather_every_pattern() {
+        for p in 0u32..256 {
+            let cells: Vec<u16> = (0..8).map(|i| ((p >> i) & 1) as u16 * (i + 1)).collect();
+            assert_eq!(nonzero_bits(&cells), u64::from(p));
+        }
+        for len in 0..=64usize {
+            let cells: Vec<u16> = (0..len).map(|k| (k as u16 * 7919) % 3).collect();
+            let want = (0..len).fold(0u64, |w, k| w | (u64::from(cells[k] != 0) << k));
+            assert_eq!(nonzero_bits(&cells), want, "{len}");
+        }
     }
 
     proptest::proptest! {
