@@ -200,6 +200,15 @@ impl<T: Potential> Field<T> {
         n
     }
 
+    /// [`Self::set_obstacles_by_bits`] for rows `y0 + j` with the bits `rows[j]`; rows past
+    /// the grid are left out. Returns how many cells were set.
+    pub fn set_obstacles_by_bit_rows(&mut self, x0: usize, y0: usize, rows: &[u64]) -> usize {
+        rows.iter()
+            .enumerate()
+            .map(|(j, &bits)| self.set_obstacles_by_bits(x0, y0 + j, bits))
+            .sum()
+    }
+
     /// Makes `(x, y)` a goal (p = 0). Border cells may be goals (the intermediate goal of a
     /// local map lies on its border).
     pub fn set_goal(&mut self, x: usize, y: usize) -> Result<(), FieldError> {

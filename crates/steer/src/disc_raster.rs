@@ -225,23 +225,27 @@ impl DiscRaster {
         dx * dx + dy * dy <= reach * reach
     }
 
-    /// Bit `k` set where some disc covers lattice cell `start + (k, 0)`, `k` in `0..len`, when
-    /// `len ≤ 64` and all those cells lie in the grid.
-    #[inline]
-    pub(crate) fn covered_bits(&self, start: IVec2, len: usize) -> Option<u64> {
+    /// Bit `k` of `out[j]` set where some disc covers lattice cell `start + (k, j)`, `k` in
+    /// `0..len`, for every row `j` of `out`, when `len ≤ 64` and all those cells lie in the
+    /// grid; false (and `out` unspecified) otherwise.
+    pub(crate) fn covered_rows(&self, start: IVec2, len: usize, out: &mut [u64]) -> bool {
         let d = start - self.first;
         let inside = (1..=64).contains(&len)
             && d.x >= 0
             && d.y >= 0
-            && (d.y as usize) < self.height
+            && d.y as usize + out.len() <= self.height
             && d.x as usize + len <= self.width;
         if !inside {
-            return None;
+            return false;
         }
-        let x = d.x as usize;
-        let row = &self.covered[d.y as usize * self.words + x / 64..][..2];
-        let pair = u128::from(row[0]) | (u128::from(row[1]) << 64);
-        Some((pair >> (x % 64)) as u64 & (u64::MAX >> (64 - len)))
+        let (x, y) = (d.x as usize, d.y as usize);
+        let (word, shift, mask) = (x / 64, x % 64, u64::MAX >> (64 - len));
+        for (j, bits) in out.iter_mut().enumerate() {
+            let row = &self.covered[(y + j) * self.words + word..][..2];
+            let pair = u128::from(row[0]) | (u128::from(row[1]) << 64);
+            *bits = (pair >> shift) as u64 & mask;
+        }
+        true
     }
 
     /// How many discs cover lattice cell `g`; 0 outside the grid.
@@ -366,7 +370,10 @@ mod tests {
                         for len in [0usize, 1, 11, 37, 64, 65] {
                             let start = raster.first + IVec2::new(x, y);
                             let inside = x >= 0 && x + len as i32 <= w;
-                            let bits = raster.covered_bits(start, len);
+                            let mut one = [0u64; 1];
+                            let bits = raster
+                                .covered_rows(start, len, &mut one)
+                                .then_some(one[0]);
                             if !(inside && (1..=64).contains(&len)) {
                                 proptest::prop_assert_eq!(bits, None);
                                 continue;
@@ -376,6 +383,23 @@ mod tests {
                                 b | (u64::from(covered) << k)
                             });
                             proptest::prop_assert_eq!(bits, Some(want), "{} + {}", start, len);
+                        }
+                    }
+                }
+                // A block of rows reads what its rows read one by one, and none when a row
+                // leaves the grid.
+                let h = raster.height;
+                for (y, rows) in [(0, 11), (h / 2, 11), (h - 11, 11), (h - 10, 11), (0, h)] {
+                    let start = raster.first + IVec2::new(3, y as i32);
+                    let mut block = vec![0u64; rows];
+                    let read = raster.covered_rows(start, 11, &mut block);
+                    proptest::prop_assert_eq!(read, y + rows <= h);
+                    if read {
+                        for (j, &bits) in block.iter().enumerate() {
+                            let mut one = [0u64; 1];
+                            let row = start + IVec2::new(0, j as i32);
+                            proptest::prop_assert!(raster.covered_rows(row, 11, &mut one));
+                            proptest::prop_assert_eq!(bits, one[0]);
                         }
                     }
                 }
