@@ -495,6 +495,8 @@ impl Interleaved<f32, BATCH_LANES_F32> {
         let potentials: [&[f64]; 8] = std::array::from_fn(|k| &maps[k].0.potentials()[..n]);
         let kinds: [&[CellKind]; 8] = std::array::from_fn(|k| &maps[k].0.kinds()[..n]);
         let one = _mm256_set1_pd(1.0);
+        assert!(lane + 8 <= BATCH_LANES_F32 && self.potential.len() == n && self.free.len() == n);
+        let (potential, free) = (self.potential.as_mut_ptr(), self.free.as_mut_ptr());
         let mut i = 0;
         while i + 8 <= n {
             let mut q = [_mm256_setzero_ps(); 8];
@@ -516,10 +518,13 @@ impl Interleaved<f32, BATCH_LANES_F32> {
             transpose8(&mut q);
             transpose8(&mut m);
             for c in 0..8 {
-                // SAFETY: lanes lane..lane + 8 of cell i + c exist.
+                // SAFETY: cell i + c < n exists and lanes lane..lane + 8 ≤ 32 are in it (the
+                // caller's bounds); no reference into the arrays is alive.
                 unsafe {
-                    _mm256_storeu_ps(self.potential[i + c][lane..lane + 8].as_mut_ptr(), q[c]);
-                    _mm256_storeu_ps(self.free[i + c][lane..lane + 8].as_mut_ptr().cast(), m[c]);
+                    let cell = potential.add(i + c).cast::<f32>().add(lane);
+                    _mm256_storeu_ps(cell, q[c]);
+                    let mask = free.add(i + c).cast::<f32>().add(lane);
+                    _mm256_storeu_ps(mask, m[c]);
                 }
             }
             i += 8;
@@ -615,22 +620,29 @@ impl Interleaved<f32, BATCH_LANES_F32> {
         use std::arch::x86_64::*;
         let n = self.width * self.height;
         let one = _mm256_set1_pd(1.0);
+        assert!(lane + 8 <= BATCH_LANES_F32 && self.potential.len() == n);
+        let potential = self.potential.as_ptr();
+        let outs: [*mut f64; 8] = std::array::from_fn(|k| {
+            let cells = maps[k].potentials_mut();
+            assert_eq!(cells.len(), n);
+            cells.as_mut_ptr()
+        });
         let mut i = 0;
         while i + 8 <= n {
             let mut q = [_mm256_setzero_ps(); 8];
             for (c, v) in q.iter_mut().enumerate() {
-                // SAFETY: lanes lane..lane + 8 of cell i + c exist.
-                *v = unsafe { _mm256_loadu_ps(self.potential[i + c][lane..lane + 8].as_ptr()) };
+                // SAFETY: cell i + c < n exists and lanes lane..lane + 8 ≤ 32 are in it.
+                *v = unsafe { _mm256_loadu_ps(potential.add(i + c).cast::<f32>().add(lane)) };
             }
             transpose8(&mut q);
-            for (k, map) in maps.iter_mut().enumerate() {
-                let cells = &mut map.potentials_mut()[i..i + 8];
+            for (k, out) in outs.iter().enumerate() {
                 let lo = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
                 let hi = _mm256_sub_pd(one, _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(q[k])));
-                // SAFETY: eight cells from i exist in the map.
+                // SAFETY: eight cells from i < n - 7 exist in every map (n cells each), and
+                // no other reference to them is alive.
                 unsafe {
-                    _mm256_storeu_pd(cells.as_mut_ptr(), lo);
-                    _mm256_storeu_pd(cells.as_mut_ptr().add(4), hi);
+                    _mm256_storeu_pd(out.add(i), lo);
+                    _mm256_storeu_pd(out.add(i + 4), hi);
                 }
             }
             i += 8;

@@ -300,7 +300,7 @@ mod tests {
             assert_eq!(nonzero_bits(&cells), u64::from(p));
         }
         for len in 0..=64usize {
-            let cells: Vec<u16> = (0..len).map(|k| (k as u16 * 7919) % 3).collect();
+            let cells: Vec<u16> = (0..len).map(|k| ((k * 7919) % 3) as u16).collect();
             let want = (0..len).fold(0u64, |w, k| w | (u64::from(cells[k] != 0) << k));
             assert_eq!(nonzero_bits(&cells), want, "{len}");
         }
