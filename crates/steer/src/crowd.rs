@@ -2080,6 +2080,9 @@ fn guard_step(
     // Static shapes whose bounding box comes within reach (the others stay at least `radius`
     // away from every tried position), with their clearance at the start.
     let reach = len + radius;
+    // Boxes clearly beyond reach are dropped on squared distances (no square root; the margin
+    // far exceeds rounding), the rest by the exact test.
+    let clearly_beyond = reach * reach * (1.0 + 1e-9);
     let close = &mut scratch.close;
     close.clear();
     close.extend(
@@ -2089,7 +2092,10 @@ fn guard_step(
             .zip(obstacles.static_bounds)
             .chain(obstacles.moving.iter().map(|(s, b)| (s, b)))
             .enumerate()
-            .filter(|(_, (_, (lo, hi)))| (start - start.clamp(*lo, *hi)).length() <= reach)
+            .filter(|(_, (_, (lo, hi)))| {
+                let gap = start - start.clamp(*lo, *hi);
+                gap.length_squared() <= clearly_beyond && gap.length() <= reach
+            })
             .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
     );
     let shape = |k: usize| {
