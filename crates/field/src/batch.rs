@@ -337,7 +337,9 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     }
 
     fn clear_from(&mut self, first: usize) {
-        if first >= L {
+        // Lanes from `used` on are fixed already: every load raises `used` past its lane and
+        // every clear lowers it to where it cleared from.
+        if first >= L || first >= self.used {
             return;
         }
         for m in &mut self.free {
@@ -980,6 +982,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Clearing from a lane fixes every lane from there on, also when an earlier clear made
+    /// some of it fixed already and it returns early.
+    #[test]
+    fn clearing_from_a_lane_leaves_every_lane_above_it_fixed() {
+        let map = random_map(9, 7);
+        let bias = Bias::HARMONIC;
+        let mut batch = FieldBatchF32::new(9, 9);
+        let free_lanes = |b: &FieldBatchF32| -> Vec<usize> {
+            (0..BATCH_LANES_F32)
+                .filter(|&l| b.lanes.free.iter().any(|m| m[l] != f32::FIXED))
+                .collect()
+        };
+        for lane in 0..10 {
+            assert!(batch.load(lane, &map, &bias));
+        }
+        batch.clear_from(4);
+        assert_eq!(free_lanes(&batch), (0..4).collect::<Vec<_>>());
+        batch.clear_from(6);
+        assert_eq!(free_lanes(&batch), (0..4).collect::<Vec<_>>());
+        let refs = [(&map, &bias); 8];
+        assert!(batch.load_lanes(0, &refs));
+        batch.clear_from(3);
+        assert_eq!(free_lanes(&batch), (0..3).collect::<Vec<_>>());
+        batch.clear_from(0);
+        assert!(free_lanes(&batch).is_empty());
     }
 
     #[test]
