@@ -1272,6 +1272,9 @@ impl Crowd {
                 .map(|a| (a.position, a.params.radius));
         }
         let mut guard = GuardScratch::default();
+        // Many static shapes: the guard finds those near a step through a grid of their boxes.
+        let shape_grid = (self.static_bounds.len() >= SHAPE_GRID_MIN)
+            .then(|| ShapeGrid::new(&self.static_bounds, self.settings.min, self.settings.max));
         // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
         // displacement, plus the host's moves since the snapshot, plus the widest radius.
         let others = flight
@@ -1319,6 +1322,7 @@ impl Crowd {
                     statics: &self.statics,
                     static_bounds: &self.static_bounds,
                     moving: &self.moving,
+                    grid: shape_grid.as_ref(),
                 },
                 &mut guard,
             );
@@ -2021,6 +2025,92 @@ struct Obstacles<'a> {
     statics: &'a [Shape],
     static_bounds: &'a [(DVec2, DVec2)],
     moving: &'a [(Shape, (DVec2, DVec2))],
+    /// The static boxes on a grid, where there are many.
+    grid: Option<&'a ShapeGrid>,
+}
+
+/// Static shapes from which on the collision guard looks them up on a [`ShapeGrid`] instead of
+/// scanning them all.
+const SHAPE_GRID_MIN: usize = 24;
+
+/// Static shapes' boxes bucketed on a uniform grid over the world (a counting sort: each cell's
+/// shapes are one slice, in increasing index order); boxes beyond the world count in its
+/// border cells, and queries are clamped the same way, so a box that meets a query's box is
+/// always among the cells the query visits.
+#[derive(Debug)]
+struct ShapeGrid {
+    origin: DVec2,
+    inv_cell: f64,
+    cols: usize,
+    rows: usize,
+    /// Cell `c`'s shapes are `items[starts[c]..starts[c + 1]]`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl ShapeGrid {
+    fn new(bounds: &[(DVec2, DVec2)], min: DVec2, max: DVec2) -> Self {
+        let extent = (max - min).max(DVec2::splat(1e-9));
+        // About 4 m cells, at most 128 a side.
+        let cell = (extent.x.max(extent.y) / 128.0).max(4.0);
+        let cols = ((extent.x / cell).ceil() as usize).clamp(1, 128);
+        let rows = ((extent.y / cell).ceil() as usize).clamp(1, 128);
+        let mut grid = Self {
+            origin: min,
+            inv_cell: 1.0 / cell,
+            cols,
+            rows,
+            starts: vec![0; cols * rows + 1],
+            items: Vec::new(),
+        };
+        for pass in 0..2 {
+            let mut fill = grid.starts.clone();
+            for (k, (lo, hi)) in bounds.iter().enumerate() {
+                let ((x0, y0), (x1, y1)) = (grid.cell(*lo), grid.cell(*hi));
+                for y in y0..=y1 {
+                    for x in x0..=x1 {
+                        let c = y * cols + x;
+                        if pass == 0 {
+                            grid.starts[c + 1] += 1;
+                        } else {
+                            grid.items[fill[c] as usize] = k as u32;
+                            fill[c] += 1;
+                        }
+                    }
+                }
+            }
+            if pass == 0 {
+                for c in 0..cols * rows {
+                    grid.starts[c + 1] += grid.starts[c];
+                }
+                grid.items = vec![0; grid.starts[cols * rows] as usize];
+            }
+        }
+        grid
+    }
+
+    /// The grid cell holding `p`, clamped to the grid (NaN to the first cell).
+    fn cell(&self, p: DVec2) -> (usize, usize) {
+        let g = (p - self.origin) * self.inv_cell;
+        let clamp = |v: f64, n: usize| (floor_i64(v).max(0) as usize).min(n - 1);
+        (clamp(g.x, self.cols), clamp(g.y, self.rows))
+    }
+
+    /// Every shape whose box may meet the box `lo..hi`, in increasing order, into `out`.
+    fn near(&self, lo: DVec2, hi: DVec2, out: &mut Vec<u32>) {
+        out.clear();
+        let ((x0, y0), (x1, y1)) = (self.cell(lo), self.cell(hi));
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let c = y * self.cols + x;
+                out.extend_from_slice(
+                    &self.items[self.starts[c] as usize..self.starts[c + 1] as usize],
+                );
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 /// The collision guard's buffers, reused from agent to agent through a commit.
@@ -2030,6 +2120,8 @@ struct GuardScratch {
     near: Vec<(DVec2, f64)>,
     /// Index (statics, then moving) and clearance at the start of shapes within reach.
     close: Vec<(usize, f64)>,
+    /// Static shapes a [`ShapeGrid`] offers.
+    offered: Vec<u32>,
 }
 
 /// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
@@ -2083,20 +2175,45 @@ fn guard_step(
     // Boxes clearly beyond reach are dropped on squared distances (no square root; the margin
     // far exceeds rounding), the rest by the exact test.
     let clearly_beyond = reach * reach * (1.0 + 1e-9);
+    let within = |(lo, hi): &(DVec2, DVec2)| {
+        let gap = start - start.clamp(*lo, *hi);
+        gap.length_squared() <= clearly_beyond && gap.length() <= reach
+    };
     let close = &mut scratch.close;
     close.clear();
+    match obstacles.grid {
+        // The same shapes in the same order as the scan below: the grid offers a superset of
+        // the statics within reach, in increasing index order, and the same test picks them.
+        Some(grid) => {
+            let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
+            grid.near(start - r, start + r, &mut scratch.offered);
+            close.extend(
+                scratch
+                    .offered
+                    .iter()
+                    .map(|&k| k as usize)
+                    .filter(|&k| within(&obstacles.static_bounds[k]))
+                    .map(|k| (k, obstacles.statics[k].distance(start).unwrap_or(0.0))),
+            );
+        }
+        None => close.extend(
+            obstacles
+                .statics
+                .iter()
+                .zip(obstacles.static_bounds)
+                .enumerate()
+                .filter(|(_, (_, b))| within(b))
+                .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
+        ),
+    }
+    let statics = obstacles.statics.len();
     close.extend(
         obstacles
-            .statics
+            .moving
             .iter()
-            .zip(obstacles.static_bounds)
-            .chain(obstacles.moving.iter().map(|(s, b)| (s, b)))
             .enumerate()
-            .filter(|(_, (_, (lo, hi)))| {
-                let gap = start - start.clamp(*lo, *hi);
-                gap.length_squared() <= clearly_beyond && gap.length() <= reach
-            })
-            .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
+            .filter(|(_, (_, b))| within(b))
+            .map(|(k, (s, _))| (statics + k, s.distance(start).unwrap_or(0.0))),
     );
     let shape = |k: usize| {
         obstacles
@@ -2521,6 +2638,58 @@ mod tests {
                 radius: 1.0,
             })
             .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The guard shortens a step by the same bits whether it finds the static shapes near
+        /// the step on their grid or by scanning them all: shapes inside the world, across its
+        /// edge and beyond it, steps from anywhere near them.
+        #[test]
+        fn the_guard_step_is_the_same_on_the_shape_grid(
+            shapes in proptest::collection::vec(
+                (-5.0f64..35.0, -5.0f64..35.0, 0.1f64..3.0, proptest::bool::ANY),
+                SHAPE_GRID_MIN..60,
+            ),
+            steps in proptest::collection::vec(
+                (0usize..1000, 0.0f64..std::f64::consts::TAU, 0.0f64..1.0, 0.05f64..1.5),
+                40,
+            ),
+        ) {
+            let statics: Vec<Shape> = shapes
+                .iter()
+                .map(|&(x, y, r, disc)| {
+                    let c = DVec2::new(x, y);
+                    if disc {
+                        Shape::Disc { centre: c, radius: r }
+                    } else {
+                        Shape::Aabb { min: c - DVec2::new(r, 0.2), max: c + DVec2::new(0.2, r) }
+                    }
+                })
+                .collect();
+            let bounds: Vec<(DVec2, DVec2)> = statics.iter().map(|s| s.bounds().unwrap()).collect();
+            let grid = ShapeGrid::new(&bounds, DVec2::ZERO, DVec2::splat(30.0));
+            let hash = AgentGrid::build(&[], 1.0);
+            let mut shortened = 0;
+            for &(pick, angle, gap, len) in &steps {
+                // From just outside a shape (beyond its size plus the radius), towards it.
+                let (x, y, r, _) = shapes[pick % shapes.len()];
+                let out = DVec2::from_angle(angle);
+                let start = DVec2::new(x, y) + out * (r + 0.3 + gap);
+                let step = -out * len;
+                let mut scratch = GuardScratch::default();
+                let mut guarded = |grid: Option<&ShapeGrid>| {
+                    let obstacles = Obstacles { statics: &statics, static_bounds: &bounds, moving: &[], grid };
+                    guard_step(start, step, 0.3, 0, &[], &hash, 0.0, &[], obstacles, &mut scratch)
+                };
+                let (on_grid, scanned) = (guarded(Some(&grid)), guarded(None));
+                proptest::prop_assert_eq!(on_grid, scanned, "from {} by {}", start, step);
+                shortened += usize::from(scanned != step);
+            }
+            // Some steps must have met a shape, or nothing was compared.
+            proptest::prop_assert!(shortened > 0);
+        }
     }
 
     /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
