@@ -207,11 +207,16 @@ impl DiscRaster {
         );
         for y in y0..y1 {
             let line = &mut band[(y - rows.start) * self.width..][..self.width];
-            for x in lo.x..=hi.x {
-                if self.covers(self.first + IVec2::new(x, y as i32), q, reach) {
-                    let c = &mut line[x as usize];
-                    *c = c.saturating_add(1);
-                }
+            let covers = |x: i32| self.covers(self.first + IVec2::new(x, y as i32), q, reach);
+            // A row's covered cells are one run: `covers` compares a distance that only falls,
+            // then only grows, along the row (each rounded step is monotone), so only the run's
+            // ends are searched for and the cells between are counted without a test.
+            let Some(a) = (lo.x..=hi.x).find(|&x| covers(x)) else {
+                continue;
+            };
+            let b = (a..=hi.x).rev().find(|&x| covers(x)).unwrap_or(a);
+            for c in &mut line[a as usize..=b as usize] {
+                *c = c.saturating_add(1);
             }
         }
     }
