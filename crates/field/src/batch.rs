@@ -165,32 +165,7 @@ impl FieldBatchF32 {
     /// where the CPU has AVX2. Returns false, changing nothing, when the lanes run out or a
     /// field has another size.
     pub fn store_lanes(&self, first: usize, maps: &mut [&mut Field<f64>]) -> bool {
-        if first + maps.len() > BATCH_LANES_F32 || maps.iter().any(|f| !self.lanes.fits(0, f)) {
-            return false;
-        }
-        let mut lane = first;
-        let mut rest = maps;
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            while rest.len() >= 8 {
-                let Some((block, tail)) = std::mem::take(&mut rest).split_first_chunk_mut::<8>()
-                else {
-                    unreachable!("eight maps are left");
-                };
-                // SAFETY: as in `load_lanes`.
-                #[allow(unsafe_code)]
-                unsafe {
-                    self.lanes.store8_avx2(lane, block)
-                };
-                lane += 8;
-                rest = tail;
-            }
-        }
-        for field in rest {
-            self.store(lane, field);
-            lane += 1;
-        }
-        true
+        self.store_lanes_as(first, maps, false)
     }
 
     /// As [`Self::store_lanes`], but every cell of a lane goes back as `p = 1 − q`, fixed
@@ -198,6 +173,11 @@ impl FieldBatchF32 {
     /// cells hold 0 or 1 (goals and obstacles, whose complements are exact in `f32`), as in a
     /// local map; a fixed cell at another value would come back rounded through `f32`.
     pub fn store_lanes_whole(&self, first: usize, maps: &mut [&mut Field<f64>]) -> bool {
+        self.store_lanes_as(first, maps, true)
+    }
+
+    /// The stores above, `whole` or only the free cells.
+    fn store_lanes_as(&self, first: usize, maps: &mut [&mut Field<f64>], whole: bool) -> bool {
         if first + maps.len() > BATCH_LANES_F32 || maps.iter().any(|f| !self.lanes.fits(0, f)) {
             return false;
         }
@@ -213,15 +193,23 @@ impl FieldBatchF32 {
                 // SAFETY: as in `load_lanes`.
                 #[allow(unsafe_code)]
                 unsafe {
-                    self.lanes.store8_whole_avx2(lane, block)
+                    if whole {
+                        self.lanes.store8_whole_avx2(lane, block)
+                    } else {
+                        self.lanes.store8_avx2(lane, block)
+                    }
                 };
                 lane += 8;
                 rest = tail;
             }
         }
         for field in rest {
-            for (p, cell) in field.potentials_mut().iter_mut().zip(&self.lanes.potential) {
-                *p = 1.0 - f64::from(cell[lane]);
+            if whole {
+                for (p, cell) in field.potentials_mut().iter_mut().zip(&self.lanes.potential) {
+                    *p = 1.0 - f64::from(cell[lane]);
+                }
+            } else {
+                self.store(lane, field);
             }
             lane += 1;
         }
@@ -1005,6 +993,9 @@ mod tests {
         assert_eq!(free_lanes(&batch), (0..4).collect::<Vec<_>>());
         let refs = [(&map, &bias); 8];
         assert!(batch.load_lanes(0, &refs));
+        // Eight loaded lanes count as used: clearing from five must not return early.
+        batch.clear_from(5);
+        assert_eq!(free_lanes(&batch), (0..5).collect::<Vec<_>>());
         batch.clear_from(3);
         assert_eq!(free_lanes(&batch), (0..3).collect::<Vec<_>>());
         batch.clear_from(0);

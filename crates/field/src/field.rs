@@ -29,17 +29,6 @@ pub enum CellKind {
 }
 
 impl CellKind {
-    /// The kind whose discriminant is `byte` (the low two bits).
-    #[inline(always)]
-    fn from_repr(byte: u8) -> Self {
-        match byte & 3 {
-            0 => Self::Free,
-            1 => Self::Obstacle,
-            2 => Self::Goal,
-            _ => Self::Fixed,
-        }
-    }
-
     /// Whether the solvers leave this cell's value alone.
     #[inline(always)]
     pub fn is_fixed(self) -> bool {
@@ -151,29 +140,6 @@ impl<T: Potential> Field<T> {
         self.kinds[i] = CellKind::Obstacle;
         self.potential[i] = T::ONE;
         Ok(())
-    }
-
-    /// Makes the cells `(x0 + k, y)` for which `stamp[k]` holds obstacles (p = 1), with a
-    /// select per cell instead of a branch (the stamped cells of a row follow a crowd and
-    /// mispredict); cells past the grid are left out. Returns how many were set.
-    pub fn set_obstacles_in_row(&mut self, x0: usize, y: usize, stamp: &[bool]) -> usize {
-        let w = self.width();
-        if y >= self.height() || x0 >= w {
-            return 0;
-        }
-        let len = stamp.len().min(w - x0);
-        let at = y * w + x0;
-        let kinds = &mut self.kinds[at..at + len];
-        let potential = &mut self.potential[at..at + len];
-        let stamp = &stamp[..len];
-        for i in 0..len {
-            let m = u8::from(stamp[i]).wrapping_neg();
-            // Obstacle is 1: the kind's byte or'ed with it where stamped, the rest cleared.
-            let kind = (kinds[i] as u8 & !m) | (CellKind::Obstacle as u8 & m);
-            kinds[i] = CellKind::from_repr(kind);
-            potential[i] = T::select(stamp[i], T::ONE, potential[i]);
-        }
-        stamp.iter().filter(|&&s| s).count()
     }
 
     /// Makes the cells `(x0 + k, y)` for the set bits `k` of `bits` obstacles (p = 1), one
@@ -648,41 +614,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// A row stamped through flags sets exactly the flagged cells as `set_obstacle` would, in
-    /// f64 and f32, leaves the rest (goal, fixed and free cells) bit for bit, stops at the
-    /// grid's edge and counts what it set.
-    #[test]
-    fn a_flagged_row_stamps_what_cell_by_cell_stamping_does() {
-        fn check<T: Potential>(mut f: Field<T>) {
-            f.set_goal(3, 2).unwrap();
-            let flags = [true, false, true, true, false, false, true, true, true];
-            for x0 in 0..8 {
-                for y in 0..6 {
-                    let mut rows = f.clone();
-                    let mut cells = f.clone();
-                    let n = rows.set_obstacles_in_row(x0, y, &flags);
-                    let mut m = 0;
-                    for (k, _) in flags.iter().enumerate().filter(|(_, s)| **s) {
-                        if cells.set_obstacle(x0 + k, y).is_ok() {
-                            m += 1;
-                        }
-                    }
-                    assert_eq!(n, m, "({x0}, {y})");
-                    assert_eq!(rows.kinds(), cells.kinds(), "({x0}, {y})");
-                    let bits = |f: &Field<T>| -> Vec<u64> {
-                        f.potentials()
-                            .iter()
-                            .map(|p| p.to_f64().to_bits())
-                            .collect()
-                    };
-                    assert_eq!(bits(&rows), bits(&cells), "({x0}, {y})");
-                }
-            }
-        }
-        check(mixed_field());
-        check(mixed_field().convert::<f32>());
     }
 
     /// A row stamped through bits sets exactly the cells of the set bits, as `set_obstacle`

@@ -36,9 +36,6 @@ pub trait Potential:
     fn to_f64(self) -> f64;
     /// Absolute value.
     fn abs(self) -> Self;
-    /// `if_true` where `condition` holds, else `if_false`, bit for bit, by masking the bits
-    /// (no branch: for cells whose condition follows a crowd and would mispredict).
-    fn select(condition: bool, if_true: Self, if_false: Self) -> Self;
 }
 
 impl Potential for f64 {
@@ -56,11 +53,6 @@ impl Potential for f64 {
     fn abs(self) -> Self {
         f64::abs(self)
     }
-    #[inline(always)]
-    fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
-        let m = u64::from(condition).wrapping_neg();
-        f64::from_bits((if_true.to_bits() & m) | (if_false.to_bits() & !m))
-    }
 }
 
 impl Potential for f32 {
@@ -77,10 +69,5 @@ impl Potential for f32 {
     #[inline(always)]
     fn abs(self) -> Self {
         f32::abs(self)
-    }
-    #[inline(always)]
-    fn select(condition: bool, if_true: Self, if_false: Self) -> Self {
-        let m = u32::from(condition).wrapping_neg();
-        f32::from_bits((if_true.to_bits() & m) | (if_false.to_bits() & !m))
     }
 }

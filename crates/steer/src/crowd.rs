@@ -444,6 +444,9 @@ pub struct Crowd {
     raster_reach: f64,
     /// Bounding boxes of `statics`.
     static_bounds: Vec<(DVec2, DVec2)>,
+    /// The static boxes on a grid for the collision guard, where there are many; built when
+    /// first needed, dropped when a static obstacle is added or removed.
+    shape_grid: Option<ShapeGrid>,
     /// Agent positions for overlap checks while spawning; dropped when agents move or leave.
     spawn_index: Option<SpatialHash>,
     /// Largest agent radius ever spawned.
@@ -560,6 +563,7 @@ impl Crowd {
             rasters: Vec::new(),
             raster_reach: 0.0,
             static_bounds,
+            shape_grid: None,
             spawn_index: None,
             largest_radius: 0.0,
             scratch: ChunkScratch::default(),
@@ -846,6 +850,7 @@ impl Crowd {
 
     /// Brings the static rasters and the (pending) global maps up to date inside `region`.
     fn obstacles_changed(&mut self, (lo, hi): (DVec2, DVec2)) {
+        self.shape_grid = None;
         for (_, raster) in &mut self.rasters {
             raster.refresh(lo, hi, &self.statics, &self.static_bounds);
         }
@@ -1273,8 +1278,13 @@ impl Crowd {
         }
         let mut guard = GuardScratch::default();
         // Many static shapes: the guard finds those near a step through a grid of their boxes.
-        let shape_grid = (self.static_bounds.len() >= SHAPE_GRID_MIN)
-            .then(|| ShapeGrid::new(&self.static_bounds, self.settings.min, self.settings.max));
+        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
+            self.shape_grid = Some(ShapeGrid::new(
+                &self.static_bounds,
+                self.settings.min,
+                self.settings.max,
+            ));
+        }
         // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
         // displacement, plus the host's moves since the snapshot, plus the widest radius.
         let others = flight
@@ -1322,7 +1332,7 @@ impl Crowd {
                     statics: &self.statics,
                     static_bounds: &self.static_bounds,
                     moving: &self.moving,
-                    grid: shape_grid.as_ref(),
+                    grid: self.shape_grid.as_ref(),
                 },
                 &mut guard,
             );
@@ -2037,7 +2047,7 @@ const SHAPE_GRID_MIN: usize = 24;
 /// shapes are one slice, in increasing index order); boxes beyond the world count in its
 /// border cells, and queries are clamped the same way, so a box that meets a query's box is
 /// always among the cells the query visits.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct ShapeGrid {
     origin: DVec2,
     inv_cell: f64,
@@ -2690,6 +2700,41 @@ mod tests {
             // Some steps must have met a shape, or nothing was compared.
             proptest::prop_assert!(shortened > 0);
         }
+    }
+
+    /// The guard's shape grid is built at the first commit, dropped when a static obstacle is
+    /// added or removed (its indices shift), and rebuilt holding every static box.
+    #[test]
+    fn the_shape_grid_follows_the_static_obstacles() {
+        let pillars: Vec<Shape> = (0..30)
+            .map(|k| Shape::Disc {
+                centre: DVec2::new(3.0 + 3.0 * (k % 6) as f64, 3.0 + 3.0 * (k / 6) as f64),
+                radius: 0.4,
+            })
+            .collect();
+        let mut crowd = busy_plaza(pillars, LocalPrecision::F32Complement);
+        let every = |crowd: &Crowd| {
+            let grid = crowd.shape_grid.as_ref().expect("built at the commit");
+            let mut all = Vec::new();
+            grid.near(DVec2::splat(-1e9), DVec2::splat(1e9), &mut all);
+            all
+        };
+        crowd.step();
+        let n = crowd.static_bounds.len();
+        assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
+        let id = crowd
+            .add_obstacle(Shape::Disc {
+                centre: DVec2::new(12.0, 22.0),
+                radius: 0.5,
+            })
+            .unwrap();
+        assert!(crowd.shape_grid.is_none());
+        crowd.step();
+        assert_eq!(every(&crowd), (0..n as u32 + 1).collect::<Vec<_>>());
+        crowd.remove_obstacle(id).unwrap();
+        assert!(crowd.shape_grid.is_none());
+        crowd.step();
+        assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
     }
 
     /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and

@@ -280,20 +280,22 @@ impl LocalMap {
             }
             return self.field.set_obstacles_by_bit_rows(lo, lo, bits);
         }
-        // Partly outside the grid, or a zone wider than 64 cells: cell by cell (at most 99 a
-        // row, side ≤ 101).
+        // Partly outside the grid, or a zone wider than 64 cells: cell by cell, 64 cells a
+        // word.
         let mut n = 0;
         for j in 0..len {
             let y = lo + j;
-            let start = origin + IVec2::new(0, j as i32);
-            let mut stamp = [false; 101];
-            for (k, s) in stamp[..len].iter_mut().enumerate() {
-                let g = start + IVec2::new(k as i32, 0);
-                *s = raster.count(g) > 0
-                    && (k + lo, y) != centre
-                    && !(own_y.contains(&j) && own_x.contains(&k) && own_only(g));
+            for first in (0..len).step_by(64) {
+                let mut bits = 0u64;
+                for k in first..len.min(first + 64) {
+                    let g = origin + IVec2::new(k as i32, j as i32);
+                    let stamp = raster.count(g) > 0
+                        && (k + lo, y) != centre
+                        && !(own_y.contains(&j) && own_x.contains(&k) && own_only(g));
+                    bits |= u64::from(stamp) << (k - first);
+                }
+                n += self.field.set_obstacles_by_bits(lo + first, y, bits);
             }
-            n += self.field.set_obstacles_in_row(lo, y, &stamp[..len]);
         }
         n
     }
@@ -674,8 +676,14 @@ mod tests {
                 60..240,
             ),
             radius in 0.1f64..0.6,
+            wide: bool,
         ) {
-            let s = LocalMapSettings::default();
+            // Default windows (update zones of 11 cells, read a word per row where inside the
+            // grid), or 81 cells wide (zones of 79, read cell by cell, two words a row).
+            let s = LocalMapSettings {
+                side: if wide { 81 } else { 15 },
+                ..Default::default()
+            };
             // The first 20 agents, whose windows are checked, carry the raster's radius.
             let mut discs: Vec<Option<(DVec2, f64)>> = placed
                 .iter()
