@@ -118,10 +118,14 @@ impl DiscRaster {
             words: width.div_ceil(64) + 1,
             statics: statics.is_some(),
         };
-        let mut counts = vec![0u16; width * height];
         let words = raster.words;
-        let mut covered = vec![0u64; words * height];
-        // Bands of rows, each started from the static cells and counted from the discs whose
+        // Started from the static cells' counts and bits where laid over them; rows no disc
+        // reaches keep them as they are.
+        let (mut counts, mut covered) = match statics {
+            Some(s) => (s.counts().to_vec(), s.bits().to_vec()),
+            None => (vec![0u16; width * height], vec![0u64; words * height]),
+        };
+        // Bands of rows, each counted from the discs whose
         // box meets it; in parallel for many discs (counts are sums: the result does not
         // depend on how the work is split).
         let band_rows = if grown.len() < PARALLEL_DISCS {
@@ -138,19 +142,20 @@ impl DiscRaster {
         }
         let count_band =
             |band: usize, rows: &mut [u16], bits: &mut [u64], discs: &[(DVec2, f64)]| {
-                if let Some(s) = statics {
-                    let blocked = &s.mask()[band * band_rows * width..][..rows.len()];
-                    for (c, b) in rows.iter_mut().zip(blocked) {
-                        *c = if *b { STATIC } else { 0 };
-                    }
-                }
                 let first = band * band_rows;
                 let span = first..first + rows.len() / width;
+                let mut reached = vec![false; span.len()];
                 for &(q, reach) in discs {
-                    raster.add_rows(rows, span.clone(), q, reach);
+                    let (y0, y1) = raster.add_rows(rows, span.clone(), q, reach);
+                    reached[y0 - first..y1 - first].fill(true);
                 }
-                // The band's bits, 64 cells a word.
-                for (row, bits) in rows.chunks_exact(width).zip(bits.chunks_exact_mut(words)) {
+                // The bits of the rows discs reached, 64 cells a word.
+                for ((row, bits), _) in rows
+                    .chunks_exact(width)
+                    .zip(bits.chunks_exact_mut(words))
+                    .zip(&reached)
+                    .filter(|(_, reached)| **reached)
+                {
                     for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
                         *word = nonzero_bits(cells);
                     }
@@ -198,13 +203,18 @@ impl DiscRaster {
         (lo, hi)
     }
 
-    /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first).
-    fn add_rows(&self, band: &mut [u16], rows: std::ops::Range<usize>, q: DVec2, reach: f64) {
+    /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first);
+    /// returns the rows `y0..y1` it may have counted in (empty as `y0 == y1`).
+    fn add_rows(
+        &self,
+        band: &mut [u16],
+        rows: std::ops::Range<usize>,
+        q: DVec2,
+        reach: f64,
+    ) -> (usize, usize) {
         let (lo, hi) = self.cell_box(q, reach);
-        let (y0, y1) = (
-            (lo.y as usize).max(rows.start),
-            (hi.y as usize + 1).min(rows.end),
-        );
+        let y0 = (lo.y as usize).clamp(rows.start, rows.end);
+        let y1 = (hi.y as usize + 1).clamp(y0, rows.end);
         for y in y0..y1 {
             let line = &mut band[(y - rows.start) * self.width..][..self.width];
             let covers = |x: i32| self.covers(self.first + IVec2::new(x, y as i32), q, reach);
@@ -219,6 +229,7 @@ impl DiscRaster {
                 *c = c.saturating_add(1);
             }
         }
+        (y0, y1)
     }
 
     /// Whether the centre of lattice cell `g` lies within `reach` of `q`: the test every count
@@ -276,7 +287,7 @@ impl DiscRaster {
 /// Bit `k` set where `cells[k]` is not zero (at most 64 cells): the compares into bytes of 0
 /// or 1, eight of which one multiplication gathers into a byte of bits (`0x0102…80` moves byte
 /// `i`'s low bit to bit `56 + i` without carries, for bytes of 0 and 1).
-fn nonzero_bits(cells: &[u16]) -> u64 {
+pub(crate) fn nonzero_bits(cells: &[u16]) -> u64 {
     let mut bytes = [0u8; 64];
     for (b, &c) in bytes.iter_mut().zip(cells) {
         *b = u8::from(c != 0);
@@ -389,6 +400,21 @@ mod tests {
                             });
                             proptest::prop_assert_eq!(bits, Some(want), "{} + {}", start, len);
                         }
+                    }
+                }
+                // Every row's bits, in runs of up to 64 cells, say count > 0 (rows no disc
+                // reaches keep the static cells' bits).
+                for y in 0..raster.height as i32 {
+                    for x in (0..w).step_by(40) {
+                        let len = (w - x).min(64) as usize;
+                        let start = raster.first + IVec2::new(x, y);
+                        let mut one = [0u64; 1];
+                        proptest::prop_assert!(raster.covered_rows(start, len, &mut one));
+                        let want = (0..len).fold(0u64, |b, k| {
+                            let covered = raster.count(start + IVec2::new(k as i32, 0)) > 0;
+                            b | (u64::from(covered) << k)
+                        });
+                        proptest::prop_assert_eq!(one[0], want, "row {} from {}", y, x);
                     }
                 }
                 // A block of rows reads what its rows read one by one, and none when a row

@@ -11,6 +11,8 @@ use glam::{DVec2, IVec2};
 
 use crowdfield_field::{Coverage, GridGeometry, Shape};
 
+use crate::disc_raster::{STATIC, nonzero_bits};
+
 /// Static obstacles (grown by one radius) on the lattice of one cell size.
 #[derive(Debug, Clone)]
 pub(crate) struct StaticRaster {
@@ -23,6 +25,11 @@ pub(crate) struct StaticRaster {
     width: usize,
     height: usize,
     blocked: Vec<bool>,
+    /// The mask as the counts a disc raster laid over it starts from: [`STATIC`] where
+    /// covered, 0 elsewhere.
+    counts: Vec<u16>,
+    /// The mask as bits, `words` per row (see [`crate::disc_raster::DiscRaster`]).
+    bits: Vec<u64>,
 }
 
 impl StaticRaster {
@@ -53,14 +60,53 @@ impl StaticRaster {
                 blocked[y * width + x] = true;
             }
         }
-        Some(Self {
+        let mut raster = Self {
             geometry,
             inflation,
             first,
             width,
             height,
             blocked,
-        })
+            counts: Vec::new(),
+            bits: Vec::new(),
+        };
+        raster.layers();
+        Some(raster)
+    }
+
+    /// The counts and bits a disc raster starts from, from the mask.
+    fn layers(&mut self) {
+        self.counts = self
+            .blocked
+            .iter()
+            .map(|&b| if b { STATIC } else { 0 })
+            .collect();
+        let words = self.words();
+        self.bits = vec![0; words * self.height];
+        for (row, bits) in self
+            .counts
+            .chunks_exact(self.width)
+            .zip(self.bits.chunks_exact_mut(words))
+        {
+            for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
+                *word = nonzero_bits(cells);
+            }
+        }
+    }
+
+    /// Words per row of [`Self::bits`]: one per 64 cells, and one always zero.
+    pub(crate) fn words(&self) -> usize {
+        self.width.div_ceil(64) + 1
+    }
+
+    /// The mask as counts ([`STATIC`] or 0), row by row.
+    pub(crate) fn counts(&self) -> &[u16] {
+        &self.counts
+    }
+
+    /// The mask as bits, [`Self::words`] per row.
+    pub(crate) fn bits(&self) -> &[u64] {
+        &self.bits
     }
 
     /// Recomputes the cells that shapes grown by the raster's radius could cover inside the
@@ -93,16 +139,12 @@ impl StaticRaster {
                 self.blocked[y * self.width + x] = true;
             }
         }
+        self.layers();
     }
 
     /// Lattice cell of mask cell (0, 0), and the mask's width and height.
     pub(crate) fn frame(&self) -> (IVec2, usize, usize) {
         (self.first, self.width, self.height)
-    }
-
-    /// The mask, row by row.
-    pub(crate) fn mask(&self) -> &[bool] {
-        &self.blocked
     }
 
     /// Whether lattice cell `cell` is covered.
@@ -212,12 +254,14 @@ mod tests {
         raster.refresh(lo, hi, &both, &bounds(&both));
         let fresh = StaticRaster::build(&both, 0.5, 0.3, min, max).unwrap();
         assert_eq!(raster.blocked, fresh.blocked);
+        assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
         // Remove a (it overlaps b, whose cells must survive).
         let only_b = [b.clone()];
         let (lo, hi) = a.bounds().unwrap();
         raster.refresh(lo, hi, &only_b, &bounds(&only_b));
         let fresh = StaticRaster::build(&only_b, 0.5, 0.3, min, max).unwrap();
         assert_eq!(raster.blocked, fresh.blocked);
+        assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
         assert!(raster.blocked.iter().any(|b| *b));
     }
 
