@@ -64,9 +64,9 @@ impl FieldBatch {
     /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on every
     /// lane. Border cells are never updated.
     ///
-    /// On x86-64 CPUs with AVX2 the same code runs compiled for 256-bit vectors (chosen at run
-    /// time). No fused multiply–add is used on either path, so the results are bit-identical
-    /// across CPUs.
+    /// On x86-64 CPUs with AVX-512 or AVX2 the same code runs compiled for 512- or 256-bit
+    /// vectors (chosen at run time). No fused multiply–add is used on any path, so the results
+    /// are bit-identical across CPUs.
     pub fn relax(&mut self, sweeps: usize) {
         // Four vectors per cell already keep the CPU busy: one row at a time.
         self.lanes.sweep::<BATCH_LANES, 1>(sweeps);
@@ -217,8 +217,8 @@ impl FieldBatchF32 {
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
-    /// [`FieldBatch::relax`] (AVX2 build chosen at run time, no fused multiply–add, so results
-    /// are bit-identical across CPUs).
+    /// [`FieldBatch::relax`] (AVX-512 or AVX2 build chosen at run time, no fused multiply–add,
+    /// so results are bit-identical across CPUs).
     pub fn relax(&mut self, sweeps: usize) {
         // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
         // costs a fraction of a full one.
@@ -387,8 +387,19 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
         true
     }
 
-    /// The sweeps on lanes `0..N`, built for AVX2 where the CPU has it.
+    /// The sweeps on lanes `0..N`, built for AVX-512 or AVX2 where the CPU has them. Each build
+    /// runs the same operations in the same order (Rust never contracts a multiply and an add
+    /// into a fused one), so all give the same bits (test).
     fn sweep<const N: usize, const K: usize>(&mut self, sweeps: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: `sweep_avx512` only needs AVX-512F, which the CPU was just checked for.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.sweep_avx512::<N, K>(sweeps)
+            };
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: `sweep_avx2` only needs AVX2, which the CPU was just checked for.
@@ -404,6 +415,12 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn sweep_avx2<const N: usize, const K: usize>(&mut self, sweeps: usize) {
+        self.sweep_lanes::<N, K>(sweeps);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn sweep_avx512<const N: usize, const K: usize>(&mut self, sweeps: usize) {
         self.sweep_lanes::<N, K>(sweeps);
     }
 
@@ -815,6 +832,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Sweeps a copy of `base` on lanes `0..N`, `K` rows a wave, with the portable build and
+    /// with the AVX2 and AVX-512 builds the CPU has, and checks they leave the same bits.
+    /// Returns how many builds ran.
+    #[allow(unsafe_code)]
+    fn builds_agree<T: LaneFloat, const L: usize, const N: usize, const K: usize>(
+        base: &Interleaved<T, L>,
+    ) -> usize {
+        let bits = |l: &Interleaved<T, L>| -> Vec<T::Bits> {
+            l.potential.iter().flatten().map(|v| v.bits()).collect()
+        };
+        let mut portable = base.clone();
+        portable.sweep_lanes::<N, K>(30);
+        let want = bits(&portable);
+        assert_ne!(want, bits(base), "the sweeps changed something");
+        let mut builds = 1;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let mut l = base.clone();
+                // SAFETY: the CPU has AVX2.
+                unsafe { l.sweep_avx2::<N, K>(30) };
+                assert_eq!(bits(&l), want, "AVX2, {N} lanes, {K} rows a wave");
+                builds += 1;
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                let mut l = base.clone();
+                // SAFETY: the CPU has AVX-512F.
+                unsafe { l.sweep_avx512::<N, K>(30) };
+                assert_eq!(bits(&l), want, "AVX-512, {N} lanes, {K} rows a wave");
+                builds += 1;
+            }
+        }
+        builds
+    }
+
+    /// The portable, AVX2 and AVX-512 builds of the sweep (those the CPU has) give the same
+    /// bits, for every vector count and rows per wave the two batches use.
+    #[test]
+    fn every_build_of_the_sweep_gives_the_same_bits() {
+        let side = 15;
+        let bias = |lane: usize| {
+            Bias::new(
+                0.9 * lane as f64 / 32.0 - 0.3,
+                DVec2::from_angle(lane as f64),
+            )
+            .unwrap()
+        };
+        let mut f32_batch = FieldBatchF32::new(side, side);
+        let mut f64_batch = FieldBatch::new(side, side);
+        for lane in 0..BATCH_LANES_F32 {
+            let map = random_map(side, 7 * lane as u64 + 1);
+            assert!(f32_batch.load(lane, &map, &bias(lane)));
+            if lane < BATCH_LANES {
+                assert!(f64_batch.load(lane, &map, &bias(lane)));
+            }
+        }
+        let f32_lanes = &f32_batch.lanes;
+        let builds = [
+            builds_agree::<_, BATCH_LANES_F32, 8, 5>(f32_lanes),
+            builds_agree::<_, BATCH_LANES_F32, 16, 3>(f32_lanes),
+            builds_agree::<_, BATCH_LANES_F32, 24, 2>(f32_lanes),
+            builds_agree::<_, BATCH_LANES_F32, BATCH_LANES_F32, 1>(f32_lanes),
+            builds_agree::<_, BATCH_LANES, BATCH_LANES, 1>(&f64_batch.lanes),
+        ];
+        assert!(builds.iter().all(|&b| b == builds[0]));
     }
 
     /// The complement of `map` as a `Field<f32>`: free cells `1 − p`, fixed cells (obstacles
