@@ -451,8 +451,8 @@ pub struct Crowd {
     spawn_index: Option<SpatialHash>,
     /// Largest agent radius ever spawned.
     largest_radius: f64,
-    /// Buffers of a step whose agents fit one chunk (small crowds step without the pool).
-    scratch: ChunkScratch,
+    /// Chunk buffers kept from step to step.
+    scratch: ScratchPool,
     /// Moving obstacles of the current step, with their bounding boxes.
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
@@ -566,7 +566,7 @@ impl Crowd {
             shape_grid: None,
             spawn_index: None,
             largest_radius: 0.0,
-            scratch: ChunkScratch::default(),
+            scratch: ScratchPool::default(),
             moving: Vec::new(),
             in_flight: None,
             #[cfg(test)]
@@ -1204,18 +1204,19 @@ impl Crowd {
         };
         let chunks: Vec<Vec<Option<Plan>>> = if self.agents.len() <= BATCH_LANES_F32 {
             // One chunk: no thread pool round trip (hosts step small crowds from threads that
-            // are not the pool's), and the batch is kept from step to step.
-            let scratch = &mut self.scratch;
+            // are not the pool's).
+            let mut pooled = self.scratch.take();
             self.agents
                 .chunks_mut(BATCH_LANES_F32)
                 .enumerate()
-                .map(|job| work(scratch, job))
+                .map(|job| work(&mut pooled.scratch, job))
                 .collect()
         } else {
+            let pool = &self.scratch;
             self.agents
                 .par_chunks_mut(BATCH_LANES_F32)
                 .enumerate()
-                .map_init(ChunkScratch::default, work)
+                .map_init(|| pool.take(), |pooled, job| work(&mut pooled.scratch, job))
                 .collect()
         };
         let flight = self.in_flight.as_mut().expect("guidance ran");
@@ -1229,10 +1230,11 @@ impl Crowd {
     fn relax(&mut self) {
         let flight = self.in_flight.as_mut().expect("sensing ran");
         let mut relaxing = to_relax(&mut self.agents, &flight.prepared);
+        let pool = &self.scratch;
         for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
             group
                 .par_chunks_mut(BATCH_LANES_F32)
-                .for_each_init(ChunkScratch::default, |scratch, lanes| scratch.relax(lanes));
+                .for_each_init(|| pool.take(), |pooled, lanes| pooled.scratch.relax(lanes));
         }
         flight.done = StepPhase::Relaxation;
     }
@@ -1731,6 +1733,56 @@ impl World<'_> {
             facing
         });
         Prepared::Relax { bias, recovered }
+    }
+}
+
+/// Chunk buffers kept from step to step: each job of a step takes one (or starts a new one) and
+/// gives it back when it ends, so the batches are not allocated, nor their pages first touched,
+/// anew for every chunk of every step. What a job finds in a buffer never changes its results:
+/// a batch is loaded, and its lanes beyond the chunk cleared, before it is swept.
+#[derive(Debug, Default)]
+struct ScratchPool(std::sync::Mutex<Vec<ChunkScratch>>);
+
+impl Clone for ScratchPool {
+    /// A clone starts with no buffers (they hold nothing a step reads).
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl ScratchPool {
+    /// A buffer from the pool, or a new one, that goes back to the pool when dropped.
+    fn take(&self) -> Pooled<'_> {
+        let scratch = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut free| free.pop())
+            .unwrap_or_default();
+        Pooled {
+            scratch,
+            pool: self,
+        }
+    }
+
+    /// Buffers waiting in the pool.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().map_or(0, |free| free.len())
+    }
+}
+
+/// A [`ChunkScratch`] taken from a [`ScratchPool`].
+struct Pooled<'a> {
+    scratch: ChunkScratch,
+    pool: &'a ScratchPool,
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut free) = self.pool.0.lock() {
+            free.push(std::mem::take(&mut self.scratch));
+        }
     }
 }
 
@@ -2784,6 +2836,47 @@ mod tests {
             let _ = crowd.spawn(params);
         }
         crowd
+    }
+
+    /// Chunk buffers kept from step to step change nothing: a crowd that keeps them and a clone
+    /// that starts every step without any (a clone's pool is empty) move every agent to the same
+    /// bits, stepping fused and phase by phase in turn, in f32 and in f64; the buffers are kept.
+    #[test]
+    fn kept_chunk_buffers_change_nothing() {
+        let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+            c.agents()
+                .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+                .collect()
+        };
+        let by_phases = |c: &mut Crowd| {
+            for phase in [
+                StepPhase::Guidance,
+                StepPhase::Sensing,
+                StepPhase::Relaxation,
+                StepPhase::Decision,
+                StepPhase::Motion,
+            ] {
+                c.advance_to(phase);
+            }
+        };
+        for precision in [LocalPrecision::F32Complement, LocalPrecision::F64] {
+            let mut kept = busy_plaza(four_pillars(), precision);
+            assert!(kept.agents().count() > 2 * BATCH_LANES_F32);
+            let mut fresh = kept.clone();
+            for step in 0..12 {
+                fresh = fresh.clone();
+                assert_eq!(fresh.scratch.len(), 0);
+                if step % 2 == 0 {
+                    kept.step();
+                    by_phases(&mut fresh);
+                } else {
+                    by_phases(&mut kept);
+                    fresh.step();
+                }
+                assert!(kept.scratch.len() > 0, "buffers kept after step {step}");
+                assert_eq!(bits(&kept), bits(&fresh), "step {step}, {precision:?}");
+            }
+        }
     }
 
     /// Sensing programs that look near first (the look ahead's reach, then the whole box only
