@@ -125,9 +125,8 @@ impl DiscRaster {
             Some(s) => (s.counts().to_vec(), s.bits().to_vec()),
             None => (vec![0u16; width * height], vec![0u64; words * height]),
         };
-        // Bands of rows, each counted from the discs whose
-        // box meets it; in parallel for many discs (counts are sums: the result does not
-        // depend on how the work is split).
+        // Bands of rows, each counted from the discs whose box meets it; in parallel for many
+        // discs (counts are sums: the result does not depend on how the work is split).
         let band_rows = if grown.len() < PARALLEL_DISCS {
             height
         } else {
