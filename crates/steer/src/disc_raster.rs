@@ -115,7 +115,7 @@ impl DiscRaster {
             height,
             counts: Vec::new(),
             covered: Vec::new(),
-            words: width.div_ceil(64) + 1,
+            words: bit_words(width),
             statics: statics.is_some(),
         };
         let words = raster.words;
@@ -281,6 +281,12 @@ impl DiscRaster {
     pub(crate) fn inflation(&self) -> f64 {
         self.inflation
     }
+}
+
+/// Words of bits per grid row of `width` cells: one per 64 cells, and one more, always zero, so
+/// that a run of up to 64 bits from any column reads two words.
+pub(crate) fn bit_words(width: usize) -> usize {
+    width.div_ceil(64) + 1
 }
 
 /// Bit `k` set where `cells[k]` is not zero (at most 64 cells): the compares into bytes of 0

@@ -11,7 +11,7 @@ use glam::{DVec2, IVec2};
 
 use crowdfield_field::{Coverage, GridGeometry, Shape};
 
-use crate::disc_raster::{STATIC, nonzero_bits};
+use crate::disc_raster::{STATIC, bit_words, nonzero_bits};
 
 /// Static obstacles (grown by one radius) on the lattice of one cell size.
 #[derive(Debug, Clone)]
@@ -24,11 +24,10 @@ pub(crate) struct StaticRaster {
     first: IVec2,
     width: usize,
     height: usize,
-    blocked: Vec<bool>,
-    /// The mask as the counts a disc raster laid over it starts from: [`STATIC`] where
-    /// covered, 0 elsewhere.
+    /// The mask, row by row, as the counts a disc raster laid over it starts from: [`STATIC`]
+    /// where covered, 0 elsewhere.
     counts: Vec<u16>,
-    /// The mask as bits, `words` per row (see [`crate::disc_raster::DiscRaster`]).
+    /// The mask as bits, [`bit_words`] per row, as a disc raster keeps them.
     bits: Vec<u64>,
 }
 
@@ -54,10 +53,10 @@ impl StaticRaster {
         let height = (last.y - first.y + 1).max(1) as usize;
         let geometry =
             GridGeometry::new(first.as_dvec2() * cell_size, cell_size, width, height).ok()?;
-        let mut blocked = vec![false; width * height];
+        let mut counts = vec![0; width * height];
         for shape in statics {
             for (x, y) in shape.cells(&geometry, inflation, Coverage::Touch).ok()? {
-                blocked[y * width + x] = true;
+                counts[y * width + x] = STATIC;
             }
         }
         let mut raster = Self {
@@ -66,27 +65,22 @@ impl StaticRaster {
             first,
             width,
             height,
-            blocked,
-            counts: Vec::new(),
-            bits: Vec::new(),
+            counts,
+            bits: vec![0; bit_words(width) * height],
         };
-        raster.layers();
+        raster.update_bits(0..height);
         Some(raster)
     }
 
-    /// The counts and bits a disc raster starts from, from the mask.
-    fn layers(&mut self) {
-        self.counts = self
-            .blocked
-            .iter()
-            .map(|&b| if b { STATIC } else { 0 })
-            .collect();
-        let words = self.words();
-        self.bits = vec![0; words * self.height];
+    /// The bits of rows `rows`, from the counts.
+    fn update_bits(&mut self, rows: std::ops::Range<usize>) {
+        let words = bit_words(self.width);
         for (row, bits) in self
             .counts
             .chunks_exact(self.width)
             .zip(self.bits.chunks_exact_mut(words))
+            .skip(rows.start)
+            .take(rows.len())
         {
             for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
                 *word = nonzero_bits(cells);
@@ -94,24 +88,19 @@ impl StaticRaster {
         }
     }
 
-    /// Words per row of [`Self::bits`]: one per 64 cells, and one always zero.
-    pub(crate) fn words(&self) -> usize {
-        self.width.div_ceil(64) + 1
-    }
-
     /// The mask as counts ([`STATIC`] or 0), row by row.
     pub(crate) fn counts(&self) -> &[u16] {
         &self.counts
     }
 
-    /// The mask as bits, [`Self::words`] per row.
+    /// The mask as bits, [`bit_words`] per row.
     pub(crate) fn bits(&self) -> &[u64] {
         &self.bits
     }
 
     /// Recomputes the cells that shapes grown by the raster's radius could cover inside the
     /// world box `[lo, hi]`, from `statics` (with their bounding boxes `bounds`), after an edit
-    /// there.
+    /// there, and the bits of their rows.
     pub(crate) fn refresh(
         &mut self,
         lo: DVec2,
@@ -126,7 +115,7 @@ impl StaticRaster {
             return;
         };
         for (x, y) in region.cells() {
-            self.blocked[y * self.width + x] = false;
+            self.counts[y * self.width + x] = 0;
         }
         for (shape, (slo, shi)) in statics.iter().zip(bounds) {
             if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
@@ -136,10 +125,10 @@ impl StaticRaster {
                 continue;
             };
             for (x, y) in cells.into_iter().filter(|&(x, y)| region.contains(x, y)) {
-                self.blocked[y * self.width + x] = true;
+                self.counts[y * self.width + x] = STATIC;
             }
         }
-        self.layers();
+        self.update_bits(region.rows());
     }
 
     /// Lattice cell of mask cell (0, 0), and the mask's width and height.
@@ -154,7 +143,7 @@ impl StaticRaster {
         if d.x < 0 || d.y < 0 || d.x as usize >= self.width || d.y as usize >= self.height {
             return false;
         }
-        self.blocked[d.y as usize * self.width + d.x as usize]
+        self.counts[d.y as usize * self.width + d.x as usize] != 0
     }
 }
 
@@ -179,9 +168,9 @@ impl StaticRaster {
         if from >= to {
             return;
         }
-        let row = &self.blocked[d.y as usize * self.width..][from..to];
-        for (k, b) in row.iter().enumerate() {
-            if *b {
+        let row = &self.counts[d.y as usize * self.width..][from..to];
+        for (k, c) in row.iter().enumerate() {
+            if *c != 0 {
                 f(skip + k);
             }
         }
@@ -213,6 +202,11 @@ impl CellRegion {
     pub(crate) fn contains(&self, x: usize, y: usize) -> bool {
         let c = IVec2::new(x as i32, y as i32);
         c.cmpge(self.first).all() && c.cmple(self.last).all()
+    }
+
+    /// The region's rows.
+    pub(crate) fn rows(&self) -> std::ops::Range<usize> {
+        self.first.y as usize..self.last.y as usize + 1
     }
 
     /// The region's cells, row by row.
@@ -253,16 +247,14 @@ mod tests {
         let (lo, hi) = b.bounds().unwrap();
         raster.refresh(lo, hi, &both, &bounds(&both));
         let fresh = StaticRaster::build(&both, 0.5, 0.3, min, max).unwrap();
-        assert_eq!(raster.blocked, fresh.blocked);
         assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
         // Remove a (it overlaps b, whose cells must survive).
         let only_b = [b.clone()];
         let (lo, hi) = a.bounds().unwrap();
         raster.refresh(lo, hi, &only_b, &bounds(&only_b));
         let fresh = StaticRaster::build(&only_b, 0.5, 0.3, min, max).unwrap();
-        assert_eq!(raster.blocked, fresh.blocked);
         assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
-        assert!(raster.blocked.iter().any(|b| *b));
+        assert!(raster.counts.iter().any(|c| *c != 0));
     }
 
     /// A row run reports exactly the cells `blocked` says are covered, wherever the run lies
@@ -295,6 +287,6 @@ mod tests {
                 }
             }
         }
-        assert!(raster.blocked.iter().any(|b| *b));
+        assert!(raster.counts.iter().any(|c| *c != 0));
     }
 }
