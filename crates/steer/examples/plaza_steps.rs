@@ -6,10 +6,13 @@
 //! cargo run --release -p crowdfield_steer --example plaza_steps -- [AGENTS] [THREADS] [STEPS] [SWEEPS]
 //! ```
 //!
-//! Defaults: 2000 agents, 2 threads, 10 steps, 30 sweeps. Five untimed steps warm the maps
-//! first, as in the `crowd_step` bench. Under a profiler (`valgrind --tool=callgrind`,
-//! `perf record`) the timed steps are the ones to read; the checksum is the same on every
-//! machine and thread count for one set of arguments.
+//! Defaults: 2000 agents, 2 threads (0: rayon's default), 10 steps, 30 sweeps. Five untimed
+//! steps warm the maps first, as the `crowd_step` bench does. Under a profiler
+//! (`valgrind --tool=callgrind --toggle-collect='*Crowd::advance_to*'`, `perf record`) the
+//! steps are what to read. For one set of arguments the checksum is the same for any thread
+//! count and with or without AVX2 or AVX-512 (no fused multiply–add anywhere); compare
+//! checksums from one machine, since the behaviours' sines and cosines come from the system's
+//! maths library.
 
 #[path = "../benches/plaza/mod.rs"]
 mod plaza;
@@ -32,6 +35,10 @@ fn main() {
         .collect();
     let arg = |i: usize, default: usize| args.get(i).copied().unwrap_or(default);
     let (agents, threads, steps, sweeps) = (arg(0, 2000), arg(1, 2), arg(2, 10), arg(3, 30));
+    if steps == 0 || args.len() > 4 {
+        eprintln!("usage: plaza_steps [AGENTS] [THREADS] [STEPS ≥ 1] [SWEEPS]");
+        std::process::exit(2);
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -2840,7 +2840,9 @@ mod tests {
 
     /// Chunk buffers kept from step to step change nothing: a crowd that keeps them and a clone
     /// that starts every step without any (a clone's pool is empty) move every agent to the same
-    /// bits, stepping fused and phase by phase in turn, in f32 and in f64; the buffers are kept.
+    /// bits, stepping fused and phase by phase in turn, in f32 and in f64, with agents of two
+    /// window sizes (a kept batch of the other size must be replaced) and some reading their
+    /// nearest neighbour (kept neighbour lists); the buffers are kept.
     #[test]
     fn kept_chunk_buffers_change_nothing() {
         let bits = |c: &Crowd| -> Vec<[u64; 2]> {
@@ -2861,7 +2863,30 @@ mod tests {
         };
         for precision in [LocalPrecision::F32Complement, LocalPrecision::F64] {
             let mut kept = busy_plaza(four_pillars(), precision);
-            assert!(kept.agents().count() > 2 * BATCH_LANES_F32);
+            let goal = kept.agents().next().unwrap().1.params().goals[0];
+            for k in 0..40 {
+                let params = AgentParams {
+                    position: DVec2::new(6.0 + 0.9 * (k % 10) as f64, 20.0 + 0.9 * (k / 10) as f64),
+                    goals: vec![goal],
+                    behaviour: BehaviourSlots::single(Behaviour::AroundNearest {
+                        epsilon: 0.6,
+                        right: k % 2 == 0,
+                    }),
+                    local_map: LocalMapSettings {
+                        side: 11,
+                        precision,
+                        ..Default::default()
+                    },
+                    seed: 1000 + k,
+                    ..Default::default()
+                };
+                let _ = kept.spawn(params);
+            }
+            let sides = |c: &Crowd| -> Vec<usize> {
+                c.agents().map(|(_, a)| a.params().local_map.side).collect()
+            };
+            assert!(sides(&kept).iter().filter(|&&s| s == 11).count() > BATCH_LANES_F32);
+            assert!(kept.agents().count() > 3 * BATCH_LANES_F32);
             let mut fresh = kept.clone();
             for step in 0..12 {
                 fresh = fresh.clone();
