@@ -1163,77 +1163,88 @@ impl Crowd {
         flight.done = StepPhase::Sensing;
     }
 
-    /// Sensing, relaxation and decision fused: the agents in chunks of [`BATCH_LANES_F32`]
-    /// consecutive ids, each chunk prepared, relaxed and decided while its local maps are still
-    /// in cache. Every agent gets exactly what the three phases one after the other give it:
-    /// preparing reads only the snapshot and the agent, and each batch lane is relaxed as if
-    /// alone (lanes are grouped by side, sweeps and precision within a chunk).
+    /// Sensing, relaxation and decision fused: the planning agents (in id order, the others
+    /// skipped) in jobs of at most [`BATCH_LANES_F32`] (see [`job_sizes`]), each job prepared,
+    /// relaxed and decided while its local maps are still in cache. Every agent gets exactly
+    /// what the three phases one after the other give it: preparing reads only the snapshot and
+    /// the agent, and each batch lane is relaxed as if alone (lanes are grouped by side, sweeps
+    /// and precision within a job), so how agents fall into jobs changes no result.
     fn sense_relax_decide(&mut self) {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
         let discs = self.disc_rasters(&snapshot);
         let world = world_of!(self, &discs);
-        let work = |scratch: &mut ChunkScratch, (c, chunk): (usize, &mut [Option<Agent>])| {
-            let first = c * BATCH_LANES_F32;
-            let prepared: Vec<Prepared> = chunk
+        let work = |scratch: &mut ChunkScratch, job: &mut [(usize, &mut Agent)]| {
+            let prepared: Vec<Prepared> = job
                 .iter_mut()
-                .enumerate()
-                .map(|(k, slot)| match slot {
-                    Some(agent) if agent.plans() => {
-                        world.prepare(first + k, agent, &hash, &mut scratch.neighbours)
-                    }
-                    _ => Prepared::Idle,
-                })
+                .map(|(i, agent)| world.prepare(*i, agent, &hash, &mut scratch.neighbours))
                 .collect();
-            let mut relaxing = to_relax(chunk, &prepared);
+            let mut relaxing =
+                to_relax(job.iter_mut().map(|(_, agent)| &mut **agent).zip(&prepared));
             for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
                 scratch.relax(group);
             }
-            chunk
-                .iter()
+            drop(relaxing);
+            job.iter()
                 .zip(prepared)
-                .map(|(slot, p)| match (slot, p) {
-                    (_, Prepared::Idle) | (None, _) => None,
-                    (_, Prepared::Done(plan)) => Some(plan),
-                    (Some(agent), Prepared::Relax { bias, recovered }) => {
-                        Some(agent.decide(bias, recovered))
-                    }
+                .map(|((i, agent), p)| {
+                    let plan = match p {
+                        Prepared::Idle => None,
+                        Prepared::Done(plan) => Some(plan),
+                        Prepared::Relax { bias, recovered } => Some(agent.decide(bias, recovered)),
+                    };
+                    (*i, plan)
                 })
-                .collect()
+                .collect::<Vec<_>>()
         };
-        let chunks: Vec<Vec<Option<Plan>>> = if self.agents.len() <= BATCH_LANES_F32 {
-            // One chunk: no thread pool round trip (hosts step small crowds from threads that
+        let count = self.agents.len();
+        let mut planners: Vec<(usize, &mut Agent)> = self
+            .agents
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, slot)| slot.as_mut().filter(|a| a.plans()).map(|a| (i, a)))
+            .collect();
+        let sizes = job_sizes(planners.len(), rayon::current_num_threads());
+        let jobs = split_into(&mut planners, &sizes);
+        let done: Vec<Vec<(usize, Option<Plan>)>> = if jobs.len() <= 1 {
+            // One job: no thread pool round trip (hosts step small crowds from threads that
             // are not the pool's).
             let mut pooled = self.scratch.take();
-            self.agents
-                .chunks_mut(BATCH_LANES_F32)
-                .enumerate()
+            jobs.into_iter()
                 .map(|job| work(&mut pooled.scratch, job))
                 .collect()
         } else {
             let pool = &self.scratch;
-            self.agents
-                .par_chunks_mut(BATCH_LANES_F32)
-                .enumerate()
+            jobs.into_par_iter()
                 .map_init(|| pool.take(), |pooled, job| work(&mut pooled.scratch, job))
                 .collect()
         };
+        let mut plans: Vec<Option<Plan>> = vec![None; count];
+        for (i, plan) in done.into_iter().flatten() {
+            plans[i] = plan;
+        }
         let flight = self.in_flight.as_mut().expect("guidance ran");
         flight.snapshot = snapshot;
         flight.hash = Some(hash);
-        flight.plans = chunks.into_iter().flatten().collect();
+        flight.plans = plans;
         flight.done = StepPhase::Decision;
     }
 
     /// Relaxation: the stamped local maps in batches of agents with the same side and sweeps.
     fn relax(&mut self) {
         let flight = self.in_flight.as_mut().expect("sensing ran");
-        let mut relaxing = to_relax(&mut self.agents, &flight.prepared);
+        let mut relaxing = to_relax(
+            self.agents
+                .iter_mut()
+                .zip(&flight.prepared)
+                .filter_map(|(slot, p)| slot.as_mut().map(|agent| (agent, p))),
+        );
         let pool = &self.scratch;
         for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
-            group
-                .par_chunks_mut(BATCH_LANES_F32)
+            let sizes = job_sizes(group.len(), rayon::current_num_threads());
+            split_into(group, &sizes)
+                .into_par_iter()
                 .for_each_init(|| pool.take(), |pooled, lanes| pooled.scratch.relax(lanes));
         }
         flight.done = StepPhase::Relaxation;
@@ -1842,20 +1853,59 @@ impl ChunkScratch {
     }
 }
 
+/// Lanes of each parallel job for `count` agents on `threads` threads, in order: whole 8-lane
+/// vectors (the last job takes the remainder), at most [`BATCH_LANES_F32`] lanes a job, at least
+/// one job per thread while there are vectors to share, and, while jobs are few, a multiple of
+/// the thread count, the vectors spread as evenly as possible. (24 agents on two threads go
+/// 16 + 8 instead of one 24-lane job on one thread; 40 go 24 + 16 instead of 32 + 8.) Results
+/// never depend on it: every lane is relaxed as if alone.
+fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
+    const VECTOR: usize = 8;
+    let vectors = count.div_ceil(VECTOR);
+    if vectors == 0 {
+        return Vec::new();
+    }
+    let threads = threads.max(1);
+    let mut jobs = vectors
+        .div_ceil(BATCH_LANES_F32 / VECTOR)
+        .max(threads.min(vectors));
+    if jobs < 2 * threads {
+        jobs = jobs.next_multiple_of(threads).min(vectors);
+    }
+    let mut left = count;
+    (0..jobs)
+        .map(|j| {
+            let lanes = (vectors / jobs + usize::from(j < vectors % jobs)) * VECTOR;
+            let take = lanes.min(left);
+            left -= take;
+            take
+        })
+        .collect()
+}
+
+/// `items` cut into consecutive slices of `sizes` (which must not sum past its length).
+fn split_into<'a, T>(mut items: &'a mut [T], sizes: &[usize]) -> Vec<&'a mut [T]> {
+    sizes
+        .iter()
+        .map(|&n| {
+            let (head, tail) = std::mem::take(&mut items).split_at_mut(n);
+            items = tail;
+            head
+        })
+        .collect()
+}
+
 /// Agents whose local maps relax in one batch: side, sweeps and precision.
 type RelaxKey = (usize, usize, LocalPrecision);
 
-/// The agents of `agents` prepared for relaxation, with their keys and biases, sorted by key
-/// (agents of one key stay in id order).
-fn to_relax<'a>(
-    agents: &'a mut [Option<Agent>],
-    prepared: &[Prepared],
+/// The agents prepared for relaxation, with their keys and biases, sorted by key (agents of
+/// one key keep their order).
+fn to_relax<'a, 'b>(
+    agents: impl Iterator<Item = (&'a mut Agent, &'b Prepared)>,
 ) -> Vec<(RelaxKey, &'a mut Agent, Bias)> {
     let mut relaxing: Vec<(RelaxKey, &mut Agent, Bias)> = agents
-        .iter_mut()
-        .zip(prepared)
-        .filter_map(|(slot, p)| match (slot, p) {
-            (Some(agent), Prepared::Relax { bias, .. }) => {
+        .filter_map(|(agent, p)| match p {
+            Prepared::Relax { bias, .. } => {
                 let s = agent.params.local_map;
                 Some(((s.side, s.sweeps, s.precision), agent, *bias))
             }
@@ -2499,6 +2549,43 @@ impl SpatialHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Jobs cover every agent once, in order, in whole vectors of at most a full batch,
+        /// one per thread at least while vectors last, and their vector counts differ by one
+        /// at most.
+        #[test]
+        fn jobs_share_the_agents_evenly(count in 0usize..2_000, threads in 1usize..9) {
+            let sizes = job_sizes(count, threads);
+            let vectors = count.div_ceil(8);
+            proptest::prop_assert_eq!(sizes.iter().sum::<usize>(), count);
+            proptest::prop_assert!(sizes.len() >= threads.min(vectors));
+            proptest::prop_assert!(sizes.iter().all(|&n| n > 0 && n <= BATCH_LANES_F32));
+            if let Some((_, whole)) = sizes.split_last() {
+                proptest::prop_assert!(whole.iter().all(|n| n % 8 == 0));
+            }
+            let jobs_vectors: Vec<usize> = sizes.iter().map(|n| n.div_ceil(8)).collect();
+            let (lo, hi) = (jobs_vectors.iter().min(), jobs_vectors.iter().max());
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                proptest::prop_assert!(hi - lo <= 1, "{:?}", sizes);
+            }
+            // No more jobs than needed once there are plenty for every thread.
+            if vectors >= 8 * threads {
+                proptest::prop_assert_eq!(sizes.len(), vectors.div_ceil(4));
+            }
+        }
+    }
+
+    #[test]
+    fn small_crowds_are_split_between_threads() {
+        assert_eq!(job_sizes(2, 2), vec![2]);
+        assert_eq!(job_sizes(24, 2), vec![16, 8]);
+        assert_eq!(job_sizes(40, 2), vec![24, 16]);
+        assert_eq!(job_sizes(70, 2), vec![24, 16, 16, 14]);
+        assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 24, 24, 24]);
+        assert_eq!(job_sizes(24, 1), vec![24]);
+        assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
+    }
 
     /// A window larger than any before widens the static rasters: a shape just beyond the
     /// old rasters' edge is still stamped.
