@@ -58,8 +58,8 @@ pub struct CrowdfieldSettings {
     /// Whether sensing, relaxation and decision run apart, one system set after the other, so
     /// that game systems ordered between [`CrowdfieldSystems::Sensing`],
     /// [`CrowdfieldSystems::Relaxation`] and [`CrowdfieldSystems::Decision`] see the crowd
-    /// between them. Off by default: the three run together in the `Sensing` set, chunk of
-    /// agents by chunk while their local maps are in cache (same results, about 1.5× faster at
+    /// between them. Off by default: the three run together in the `Sensing` set, a job
+    /// of agents at a time while their local maps are in cache (same results, about 1.5× faster at
     /// 10,000 agents), and the other two sets find nothing left to do.
     ///
     /// [`CrowdfieldSystems::Sensing`]: crate::CrowdfieldSystems::Sensing

@@ -1107,7 +1107,7 @@ impl Crowd {
                 return Some(self.commit());
             }
             if next == StepPhase::Sensing && phase >= StepPhase::Decision {
-                // Nobody looks between sensing and decision: run the three together, a chunk of
+                // Nobody looks between sensing and decision: run the three together, a job of
                 // agents at a time (the same computations, see `sense_relax_decide`).
                 self.sense_relax_decide();
                 continue;
@@ -1749,7 +1749,7 @@ impl World<'_> {
 
 /// Chunk buffers kept from step to step: each job of a step takes one (or starts a new one) and
 /// gives it back when it ends, so the batches are not allocated, nor their pages first touched,
-/// anew for every chunk of every step. What a job finds in a buffer never changes its results:
+/// anew for every job of every step. What a job finds in a buffer never changes its results:
 /// a batch is loaded, and its lanes beyond the chunk cleared, before it is swept.
 #[derive(Debug, Default)]
 struct ScratchPool(std::sync::Mutex<Vec<ChunkScratch>>);
