@@ -52,8 +52,11 @@ pub struct BenchRow {
     pub agents: usize,
     /// Steps run.
     pub steps: u64,
-    /// Agent-steps of steering per second of wall time (first step excluded).
+    /// Agent-steps of steering per second of wall time (first step excluded): the median of
+    /// the runs.
     pub agent_steps_per_s: f64,
+    /// Each run's agent-steps per second, in the order they ran.
+    pub runs_agent_steps_per_s: Vec<f64>,
     /// Fraction of agents that reached their last goal.
     pub arrival_fraction: f64,
     /// Agent pairs overlapping by more than [`OVERLAP_TOLERANCE`], summed over steps.
@@ -66,41 +69,100 @@ pub struct BenchRow {
     pub path_length_ratio: Option<f64>,
 }
 
-/// Runs `scenario` three ways, at most `max_steps` planner steps each, on `threads` threads.
-pub fn bench_scenario(scenario: &Scenario, max_steps: u64, threads: usize) -> Vec<BenchRow> {
+/// How [`bench_scenario`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchOptions {
+    /// Planner steps at most per run.
+    pub max_steps: u64,
+    /// Threads of the pool every steering runs on.
+    pub threads: usize,
+    /// Runs of each steering (at least one), taken in turn (crowdfield, ORCA, seek, crowdfield,
+    /// …) so that a slow spell of the machine falls on all three; the row's speed is their
+    /// median.
+    pub repeats: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            max_steps: 2_000,
+            threads: 2,
+            repeats: 3,
+        }
+    }
+}
+
+/// Runs `scenario` three ways, `options.repeats` times each. Every run of one steering moves
+/// the same agents the same way (all three are deterministic), so a row's other measurements
+/// come from its first run and only the speed is a median.
+pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRow> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
+        .num_threads(options.threads.max(1))
         .build()
         .expect("a thread pool");
     pool.install(|| {
-        let output = run_scenario(
-            scenario,
-            RunOptions {
-                stop: Stop::UntilArrived { max_steps },
-                seed: None,
-            },
-        );
-        let m = &output.metrics;
-        let mut rows = vec![BenchRow {
-            scenario: scenario.name.clone(),
-            steering: Steering::Crowdfield,
-            agents: m.agents - m.not_placed,
-            steps: m.steps,
-            agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
-            arrival_fraction: m.arrival_fraction,
-            agent_overlaps: m.agent_overlaps,
-            agent_overlap_max_m: m.agent_overlap_max_m,
-            wall_overlaps: m.wall_overlaps,
-            path_length_ratio: m.path_length_ratio_mean,
-        }];
-        if let Some((crowd, period)) = crate::initial_crowd(scenario) {
-            for steering in [Steering::Orca, Steering::Seek] {
-                let mut sim = Baseline::new(&crowd, period, steering);
-                rows.push(sim.run(&scenario.name, max_steps));
+        let start = crate::initial_crowd(scenario);
+        let mut runs: Vec<Vec<BenchRow>> = Vec::new();
+        for _ in 0..options.repeats.max(1) {
+            let mut round = vec![crowdfield_row(scenario, options.max_steps)];
+            if let Some((crowd, period)) = &start {
+                for steering in [Steering::Orca, Steering::Seek] {
+                    let mut sim = Baseline::new(crowd, *period, steering);
+                    round.push(sim.run(&scenario.name, options.max_steps));
+                }
+            }
+            for (k, row) in round.into_iter().enumerate() {
+                match runs.get_mut(k) {
+                    Some(rows) => rows.push(row),
+                    None => runs.push(vec![row]),
+                }
             }
         }
-        rows
+        runs.into_iter()
+            .map(|rows| {
+                let mut speeds: Vec<f64> = rows.iter().map(|r| r.agent_steps_per_s).collect();
+                let mut row = rows.into_iter().next().expect("one run at least");
+                row.runs_agent_steps_per_s = speeds.clone();
+                speeds.sort_by(f64::total_cmp);
+                row.agent_steps_per_s = median(&speeds);
+                row
+            })
+            .collect()
     })
+}
+
+/// The middle of sorted `values` (the mean of the two middle ones for an even count).
+fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]),
+    }
+}
+
+/// One crowdfield run through the plugin.
+fn crowdfield_row(scenario: &Scenario, max_steps: u64) -> BenchRow {
+    let output = run_scenario(
+        scenario,
+        RunOptions {
+            stop: Stop::UntilArrived { max_steps },
+            seed: None,
+        },
+    );
+    let m = &output.metrics;
+    BenchRow {
+        scenario: scenario.name.clone(),
+        steering: Steering::Crowdfield,
+        agents: m.agents - m.not_placed,
+        steps: m.steps,
+        agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
+        runs_agent_steps_per_s: Vec::new(),
+        arrival_fraction: m.arrival_fraction,
+        agent_overlaps: m.agent_overlaps,
+        agent_overlap_max_m: m.agent_overlap_max_m,
+        wall_overlaps: m.wall_overlaps,
+        path_length_ratio: m.path_length_ratio_mean,
+    }
 }
 
 /// One agent of a baseline run.
@@ -230,6 +292,7 @@ impl<'a> Baseline<'a> {
             } else {
                 0.0
             },
+            runs_agent_steps_per_s: Vec::new(),
             arrival_fraction: arrived as f64 / self.walkers.len().max(1) as f64,
             agent_overlaps: overlaps,
             agent_overlap_max_m: overlap_max,
@@ -426,19 +489,30 @@ fn index(walkers: &[(DVec2, DVec2, f64, bool)], cell: f64) -> AgentGrid {
     AgentGrid::build(&points, cell)
 }
 
-/// The rows as a Markdown table.
+/// The rows as a Markdown table; the speed is the median of the runs, with their range when
+/// there were several.
 pub fn markdown(rows: &[BenchRow]) -> String {
     let mut out = String::from(
-        "| scenario | steering | agents | steps | agent-steps/s | arrived | agent overlaps (max m) | wall overlaps | path ratio |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| scenario | steering | agents | steps | agent-steps/s (range) | arrived | agent overlaps (max m) | wall overlaps | path ratio |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
+        let range = r
+            .runs_agent_steps_per_s
+            .iter()
+            .copied()
+            .fold(None, |acc: Option<(f64, f64)>, v| {
+                Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+            })
+            .filter(|_| r.runs_agent_steps_per_s.len() > 1)
+            .map_or(String::new(), |(lo, hi)| format!(" ({lo:.0}–{hi:.0})"));
         out.push_str(&format!(
-            "| {} | {:?} | {} | {} | {:.0} | {:.0} % | {} ({:.3}) | {} | {} |\n",
+            "| {} | {:?} | {} | {} | {:.0}{} | {:.0} % | {} ({:.3}) | {} | {} |\n",
             r.scenario,
             r.steering,
             r.agents,
             r.steps,
             r.agent_steps_per_s,
+            range,
             100.0 * r.arrival_fraction,
             r.agent_overlaps,
             r.agent_overlap_max_m,

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use crowdfield_cli::bench::{BenchRow, bench_scenario, markdown};
+use crowdfield_cli::bench::{BenchOptions, BenchRow, bench_scenario, markdown};
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -47,6 +47,10 @@ enum Command {
         /// Threads for every steering (the same pool).
         #[arg(long, default_value_t = 2)]
         threads: usize,
+        /// Runs of each steering, taken in turn; the table gives the median speed and the
+        /// range.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        repeat: u64,
         /// Where to write the tables.
         #[arg(long, default_value = "out/bench")]
         out: PathBuf,
@@ -86,7 +90,7 @@ const BENCH_SET: [&str; 9] = [
     "forest",
 ];
 
-fn bench(scenarios: Vec<PathBuf>, max_steps: u64, threads: usize, out: PathBuf) -> ExitCode {
+fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCode {
     let paths: Vec<PathBuf> = if scenarios.is_empty() {
         BENCH_SET
             .iter()
@@ -113,7 +117,7 @@ fn bench(scenarios: Vec<PathBuf>, max_steps: u64, threads: usize, out: PathBuf) 
     let mut rows: Vec<BenchRow> = Vec::new();
     for s in &loaded {
         bar.set_message(s.name.clone());
-        rows.extend(bench_scenario(s, max_steps, threads));
+        rows.extend(bench_scenario(s, options));
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -142,8 +146,17 @@ fn main() -> ExitCode {
             scenarios,
             max_steps,
             threads,
+            repeat,
             out,
-        } => bench(scenarios, max_steps, threads, out),
+        } => bench(
+            scenarios,
+            BenchOptions {
+                max_steps,
+                threads,
+                repeats: repeat as usize,
+            },
+            out,
+        ),
         Command::Validate { scenario } => match load(&scenario) {
             Ok(s) => {
                 let agents: usize =

@@ -198,7 +198,12 @@ fn shipped_scenarios_run_to_completion_without_overlaps() {
 #[test]
 fn the_bench_steers_a_scenario_three_ways() {
     let s = load(&scenario("crossing")).unwrap();
-    let rows = crowdfield_cli::bench::bench_scenario(&s, 600, 2);
+    let options = crowdfield_cli::bench::BenchOptions {
+        max_steps: 600,
+        threads: 2,
+        repeats: 2,
+    };
+    let rows = crowdfield_cli::bench::bench_scenario(&s, options);
     assert_eq!(rows.len(), 3);
     let steerings: Vec<_> = rows.iter().map(|r| r.steering).collect();
     use crowdfield_cli::bench::Steering;
@@ -209,6 +214,14 @@ fn the_bench_steers_a_scenario_three_ways() {
     for r in &rows {
         assert_eq!(r.agents, 24, "{r:?}");
         assert!(r.agent_steps_per_s > 0.0, "{r:?}");
+        // The median of two runs lies between them.
+        let [a, b] = r.runs_agent_steps_per_s[..] else {
+            panic!("two runs: {r:?}")
+        };
+        assert!(
+            a.min(b) <= r.agent_steps_per_s && r.agent_steps_per_s <= a.max(b),
+            "{r:?}"
+        );
         assert!(r.arrival_fraction > 0.5, "{r:?}");
     }
     assert_eq!((rows[0].agent_overlaps, rows[0].wall_overlaps), (0, 0));
@@ -216,6 +229,26 @@ fn the_bench_steers_a_scenario_three_ways() {
     assert!(rows[2].agent_overlaps > 0, "{:?}", rows[2]);
     let table = crowdfield_cli::bench::markdown(&rows);
     assert_eq!(table.lines().count(), 2 + 3);
+    // Runs repeat exactly (which is why a row keeps its first run's measurements and only the
+    // speed is a median): a run on one thread walks every agent the same way.
+    let again = crowdfield_cli::bench::bench_scenario(
+        &s,
+        crowdfield_cli::bench::BenchOptions {
+            threads: 1,
+            repeats: 1,
+            ..options
+        },
+    );
+    let unspeeded = |rows: &[crowdfield_cli::bench::BenchRow]| {
+        rows.iter()
+            .map(|r| crowdfield_cli::bench::BenchRow {
+                agent_steps_per_s: 0.0,
+                runs_agent_steps_per_s: Vec::new(),
+                ..r.clone()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(unspeeded(&rows), unspeeded(&again));
 }
 
 /// The JSON example in docs/scenario-format.md parses.
