@@ -139,25 +139,14 @@ impl DiscRaster {
                 discs.push((q, reach));
             }
         }
+        // Counts only grow while discs are added, so a covered cell's bit is set as its run is
+        // counted (the static cells' bits came with their counts).
         let count_band =
             |band: usize, rows: &mut [u16], bits: &mut [u64], discs: &[(DVec2, f64)]| {
                 let first = band * band_rows;
                 let span = first..first + rows.len() / width;
-                let mut reached = vec![false; span.len()];
                 for &(q, reach) in discs {
-                    let (y0, y1) = raster.add_rows(rows, span.clone(), q, reach);
-                    reached[y0 - first..y1 - first].fill(true);
-                }
-                // The bits of the rows discs reached, 64 cells a word.
-                for ((row, bits), _) in rows
-                    .chunks_exact(width)
-                    .zip(bits.chunks_exact_mut(words))
-                    .zip(&reached)
-                    .filter(|(_, reached)| **reached)
-                {
-                    for (word, cells) in bits.iter_mut().zip(row.chunks(64)) {
-                        *word = nonzero_bits(cells);
-                    }
+                    raster.add_rows(rows, bits, span.clone(), q, reach);
                 }
             };
         if in_band.len() == 1 {
@@ -202,20 +191,22 @@ impl DiscRaster {
         (lo, hi)
     }
 
-    /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first);
-    /// returns the rows `y0..y1` it may have counted in (empty as `y0 == y1`).
+    /// Counts one disc into `band`, the counts of grid rows `rows` (row `rows.start` first),
+    /// and sets the bits of the cells it covers in `bits`, the same rows' words.
     fn add_rows(
         &self,
         band: &mut [u16],
+        bits: &mut [u64],
         rows: std::ops::Range<usize>,
         q: DVec2,
         reach: f64,
-    ) -> (usize, usize) {
+    ) {
         let (lo, hi) = self.cell_box(q, reach);
         let y0 = (lo.y as usize).clamp(rows.start, rows.end);
         let y1 = (hi.y as usize + 1).clamp(y0, rows.end);
         for y in y0..y1 {
             let line = &mut band[(y - rows.start) * self.width..][..self.width];
+            let words = &mut bits[(y - rows.start) * self.words..][..self.words];
             let covers = |x: i32| self.covers(self.first + IVec2::new(x, y as i32), q, reach);
             // A row's covered cells are one run: `covers` compares a distance that only falls,
             // then only grows, along the row (each rounded step is monotone), so only the run's
@@ -227,8 +218,8 @@ impl DiscRaster {
             for c in &mut line[a as usize..=b as usize] {
                 *c = c.saturating_add(1);
             }
+            set_bits(words, a as usize, b as usize);
         }
-        (y0, y1)
     }
 
     /// Whether the centre of lattice cell `g` lies within `reach` of `q`: the test every count
@@ -285,6 +276,19 @@ impl DiscRaster {
 
 /// Words of bits per grid row of `width` cells: one per 64 cells, and one more, always zero, so
 /// that a run of up to 64 bits from any column reads two words.
+/// Sets bits `a..=b` of a row of words (bit `k` of word `w` is cell `64·w + k`).
+fn set_bits(words: &mut [u64], a: usize, b: usize) {
+    let (wa, wb) = (a / 64, b / 64);
+    let (from, to) = (u64::MAX << (a % 64), u64::MAX >> (63 - b % 64));
+    if wa == wb {
+        words[wa] |= from & to;
+    } else {
+        words[wa] |= from;
+        words[wa + 1..wb].fill(u64::MAX);
+        words[wb] |= to;
+    }
+}
+
 pub(crate) fn bit_words(width: usize) -> usize {
     width.div_ceil(64) + 1
 }
@@ -314,6 +318,25 @@ mod tests {
 
     /// The gathered bits are the cells' nonzero flags, for every pattern of eight and for
     /// runs of every length up to 64.
+    #[test]
+    fn set_bits_sets_exactly_the_run() {
+        for a in 0..200 {
+            for b in a..200 {
+                let mut words = [0u64; 5];
+                words[4] = 1 << 7;
+                set_bits(&mut words, a, b);
+                for cell in 0..320 {
+                    let want = (a..=b).contains(&cell) || cell == 4 * 64 + 7;
+                    assert_eq!(
+                        words[cell / 64] >> (cell % 64) & 1 == 1,
+                        want,
+                        "{a}..={b}, {cell}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn nonzero_bits_gather_every_pattern() {
         for p in 0u32..256 {
