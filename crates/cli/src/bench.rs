@@ -57,6 +57,9 @@ pub struct BenchRow {
     pub agent_steps_per_s: f64,
     /// Each run's agent-steps per second, in the order they ran.
     pub runs_agent_steps_per_s: Vec<f64>,
+    /// Whether every run gave the same steps, arrivals, overlaps and path ratio (the row shows
+    /// the first run's); the Markdown table marks a row whose runs differed.
+    pub runs_agree: bool,
     /// Fraction of agents that reached their last goal.
     pub arrival_fraction: f64,
     /// Agent pairs overlapping by more than [`OVERLAP_TOLERANCE`], summed over steps.
@@ -92,9 +95,9 @@ impl Default for BenchOptions {
     }
 }
 
-/// Runs `scenario` three ways, `options.repeats` times each. Every run of one steering moves
-/// the same agents the same way (all three are deterministic), so a row's other measurements
-/// come from its first run and only the speed is a median.
+/// Runs `scenario` three ways, `options.repeats` times each. All three steerings are
+/// deterministic, so every run of one should move the agents the same way: a row shows its
+/// first run's measurements, the median speed, and whether the runs agreed.
 pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRow> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
@@ -121,14 +124,43 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
         runs.into_iter()
             .map(|rows| {
                 let mut speeds: Vec<f64> = rows.iter().map(|r| r.agent_steps_per_s).collect();
+                let runs_agree = rows.iter().all(|r| r.same_walk(&rows[0]));
                 let mut row = rows.into_iter().next().expect("one run at least");
                 row.runs_agent_steps_per_s = speeds.clone();
+                row.runs_agree = runs_agree;
                 speeds.sort_by(f64::total_cmp);
                 row.agent_steps_per_s = median(&speeds);
                 row
             })
             .collect()
     })
+}
+
+impl BenchRow {
+    /// Whether `other` walked the agents as this row did: everything but the speeds.
+    pub fn same_walk(&self, other: &BenchRow) -> bool {
+        (
+            &self.scenario,
+            self.steering,
+            self.agents,
+            self.steps,
+            self.arrival_fraction,
+            self.agent_overlaps,
+            self.agent_overlap_max_m,
+            self.wall_overlaps,
+            self.path_length_ratio,
+        ) == (
+            &other.scenario,
+            other.steering,
+            other.agents,
+            other.steps,
+            other.arrival_fraction,
+            other.agent_overlaps,
+            other.agent_overlap_max_m,
+            other.wall_overlaps,
+            other.path_length_ratio,
+        )
+    }
 }
 
 /// The middle of sorted `values` (the mean of the two middle ones for an even count).
@@ -157,6 +189,7 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64) -> BenchRow {
         steps: m.steps,
         agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
         runs_agent_steps_per_s: Vec::new(),
+        runs_agree: true,
         arrival_fraction: m.arrival_fraction,
         agent_overlaps: m.agent_overlaps,
         agent_overlap_max_m: m.agent_overlap_max_m,
@@ -293,6 +326,7 @@ impl<'a> Baseline<'a> {
                 0.0
             },
             runs_agent_steps_per_s: Vec::new(),
+            runs_agree: true,
             arrival_fraction: arrived as f64 / self.walkers.len().max(1) as f64,
             agent_overlaps: overlaps,
             agent_overlap_max_m: overlap_max,
@@ -490,27 +524,28 @@ fn index(walkers: &[(DVec2, DVec2, f64, bool)], cell: f64) -> AgentGrid {
 }
 
 /// The rows as a Markdown table; the speed is the median of the runs, with their range when
-/// there were several.
+/// there were several, and the steps say when the runs did not walk alike.
 pub fn markdown(rows: &[BenchRow]) -> String {
     let mut out = String::from(
         "| scenario | steering | agents | steps | agent-steps/s (range) | arrived | agent overlaps (max m) | wall overlaps | path ratio |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
-        let range = r
-            .runs_agent_steps_per_s
-            .iter()
-            .copied()
-            .fold(None, |acc: Option<(f64, f64)>, v| {
-                Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
-            })
-            .filter(|_| r.runs_agent_steps_per_s.len() > 1)
-            .map_or(String::new(), |(lo, hi)| format!(" ({lo:.0}–{hi:.0})"));
+        let runs = &r.runs_agent_steps_per_s;
+        let range = if runs.len() > 1 {
+            let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(" ({lo:.0}–{hi:.0})")
+        } else {
+            String::new()
+        };
+        let differ = if r.runs_agree { "" } else { " (runs differ)" };
         out.push_str(&format!(
-            "| {} | {:?} | {} | {} | {:.0}{} | {:.0} % | {} ({:.3}) | {} | {} |\n",
+            "| {} | {:?} | {} | {}{} | {:.0}{} | {:.0} % | {} ({:.3}) | {} | {} |\n",
             r.scenario,
             r.steering,
             r.agents,
             r.steps,
+            differ,
             r.agent_steps_per_s,
             range,
             100.0 * r.arrival_fraction,
@@ -522,4 +557,70 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two runs walk alike whatever their speeds, and not when any measurement differs.
+    #[test]
+    fn runs_walk_alike_only_when_every_measurement_agrees() {
+        let row = BenchRow {
+            scenario: "s".into(),
+            steering: Steering::Orca,
+            agents: 4,
+            steps: 30,
+            agent_steps_per_s: 1.0,
+            runs_agent_steps_per_s: vec![1.0],
+            runs_agree: true,
+            arrival_fraction: 1.0,
+            agent_overlaps: 2,
+            agent_overlap_max_m: 0.1,
+            wall_overlaps: 0,
+            path_length_ratio: Some(1.1),
+        };
+        let faster = BenchRow {
+            agent_steps_per_s: 2.0,
+            runs_agent_steps_per_s: vec![2.0, 3.0],
+            ..row.clone()
+        };
+        assert!(row.same_walk(&faster));
+        for other in [
+            BenchRow {
+                steps: 31,
+                ..row.clone()
+            },
+            BenchRow {
+                agent_overlaps: 3,
+                ..row.clone()
+            },
+            BenchRow {
+                agent_overlap_max_m: 0.2,
+                ..row.clone()
+            },
+            BenchRow {
+                wall_overlaps: 1,
+                ..row.clone()
+            },
+            BenchRow {
+                arrival_fraction: 0.5,
+                ..row.clone()
+            },
+            BenchRow {
+                path_length_ratio: None,
+                ..row.clone()
+            },
+        ] {
+            assert!(!row.same_walk(&other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn the_median_is_the_middle_run() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0]), 3.0);
+        assert_eq!(median(&[1.0, 2.0, 9.0]), 2.0);
+        assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), 3.0);
+    }
 }

@@ -223,14 +223,24 @@ fn the_bench_steers_a_scenario_three_ways() {
             "{r:?}"
         );
         assert!(r.arrival_fraction > 0.5, "{r:?}");
+        // Both runs walked every agent the same way.
+        assert!(r.runs_agree, "{r:?}");
     }
     assert_eq!((rows[0].agent_overlaps, rows[0].wall_overlaps), (0, 0));
     // Walking the descent with no avoidance makes the two groups run into each other.
     assert!(rows[2].agent_overlaps > 0, "{:?}", rows[2]);
     let table = crowdfield_cli::bench::markdown(&rows);
     assert_eq!(table.lines().count(), 2 + 3);
-    // Runs repeat exactly (which is why a row keeps its first run's measurements and only the
-    // speed is a median): a run on one thread walks every agent the same way.
+    assert!(!table.contains("runs differ"), "{table}");
+    let mut differing = rows.clone();
+    differing[1].runs_agree = false;
+    assert_eq!(
+        crowdfield_cli::bench::markdown(&differing)
+            .matches("runs differ")
+            .count(),
+        1
+    );
+    // And a run on one thread walks every agent as the runs on two did.
     let again = crowdfield_cli::bench::bench_scenario(
         &s,
         crowdfield_cli::bench::BenchOptions {
@@ -239,16 +249,10 @@ fn the_bench_steers_a_scenario_three_ways() {
             ..options
         },
     );
-    let unspeeded = |rows: &[crowdfield_cli::bench::BenchRow]| {
-        rows.iter()
-            .map(|r| crowdfield_cli::bench::BenchRow {
-                agent_steps_per_s: 0.0,
-                runs_agent_steps_per_s: Vec::new(),
-                ..r.clone()
-            })
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(unspeeded(&rows), unspeeded(&again));
+    assert_eq!(rows.len(), again.len());
+    for (r, a) in rows.iter().zip(&again) {
+        assert!(r.same_walk(a), "{r:?} against {a:?}");
+    }
 }
 
 /// The JSON example in docs/scenario-format.md parses.

@@ -61,6 +61,7 @@ fn main() {
             motion += planned.elapsed().as_secs_f64();
         }
         let seconds = planning + motion;
+        let threads = rayon::current_num_threads();
         println!(
             "{live} agents, {threads} threads, {steps} steps of {sweeps} sweeps: {seconds:.3} s \
              ({planning:.3} s planning, {motion:.3} s motion), {:.0} agent-steps/s",

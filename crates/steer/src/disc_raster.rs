@@ -274,8 +274,6 @@ impl DiscRaster {
     }
 }
 
-/// Words of bits per grid row of `width` cells: one per 64 cells, and one more, always zero, so
-/// that a run of up to 64 bits from any column reads two words.
 /// Sets bits `a..=b` of a row of words (bit `k` of word `w` is cell `64·w + k`).
 fn set_bits(words: &mut [u64], a: usize, b: usize) {
     let (wa, wb) = (a / 64, b / 64);
@@ -289,6 +287,8 @@ fn set_bits(words: &mut [u64], a: usize, b: usize) {
     }
 }
 
+/// Words of bits per grid row of `width` cells: one per 64 cells, and one more, always zero, so
+/// that a run of up to 64 bits from any column reads two words.
 pub(crate) fn bit_words(width: usize) -> usize {
     width.div_ceil(64) + 1
 }
@@ -316,8 +316,8 @@ mod tests {
         (-10.0f64..30.0, -5.0f64..25.0, 0.1f64..1.0, 0u8..17)
     }
 
-    /// The gathered bits are the cells' nonzero flags, for every pattern of eight and for
-    /// runs of every length up to 64.
+    /// A run sets exactly its own bits, within a word and across words, and keeps the bits
+    /// already set.
     #[test]
     fn set_bits_sets_exactly_the_run() {
         for a in 0..200 {
@@ -337,6 +337,8 @@ mod tests {
         }
     }
 
+    /// The gathered bits are the cells' nonzero flags, for every pattern of eight and for
+    /// runs of every length up to 64.
     #[test]
     fn nonzero_bits_gather_every_pattern() {
         for p in 0u32..256 {
