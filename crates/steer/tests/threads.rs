@@ -56,7 +56,13 @@ fn trajectories(threads: usize) -> Vec<Vec<(u64, u64)>> {
                 sweeps: [30, 30, 20, 30][k % 4],
                 ..Default::default()
             };
+            // Some read their nearest neighbour (the sensing query, too, must not depend on
+            // how agents fall into jobs).
             let behaviour = match k % 3 {
+                0 if k % 4 == 0 => Behaviour::AroundNearest {
+                    epsilon: 0.6,
+                    right: true,
+                },
                 0 => Behaviour::Harmonic,
                 1 => Behaviour::RandomHeld {
                     epsilon: 0.6,
