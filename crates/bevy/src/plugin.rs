@@ -218,6 +218,9 @@ fn begin_step(
     } else {
         *warned = false;
     }
+    if let Some(crowd) = world.crowd_mut() {
+        crowd.set_worker_spin(settings.worker_spin);
+    }
 }
 
 /// An entity's pose for placing its shape: its own Transform when it is top-level, the

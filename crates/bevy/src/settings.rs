@@ -1,5 +1,7 @@
 //! The plugin's settings resource.
 
+use std::time::Duration;
+
 use bevy::prelude::*;
 
 /// Who moves an agent's [`Transform`].
@@ -22,8 +24,8 @@ pub enum MotionMode {
 /// `map_solves_per_step`, `stuck_after` or `line_of_sight` rebuilds the crowd at the next planner step: every
 /// agent registers again where it was last shown, with a fresh local map and its goal queue
 /// started over from the first target, and every obstacle is written into new global maps.
-/// `motion`, `face_heading`, `split_phases` and `point_goal_radius` (for goals added from then
-/// on) apply at once.
+/// `motion`, `face_heading`, `split_phases`, `worker_spin` and `point_goal_radius` (for goals
+/// added from then on) apply at once.
 #[derive(Resource, Debug, Clone, PartialEq, Reflect)]
 #[reflect(Resource, Default)]
 pub struct CrowdfieldSettings {
@@ -66,6 +68,14 @@ pub struct CrowdfieldSettings {
     /// [`CrowdfieldSystems::Relaxation`]: crate::CrowdfieldSystems::Relaxation
     /// [`CrowdfieldSystems::Decision`]: crate::CrowdfieldSystems::Decision
     pub split_phases: bool,
+    /// How long rayon's pool threads stay awake after a planner step's parallel work, waiting
+    /// for the next step's ([`Crowd::set_worker_spin`]). Zero by default: worth setting (to
+    /// about 1 ms) only where planner steps run back to back, as in headless runs; in a game
+    /// it costs up to this much of a core's time per thread and step for nothing. Results
+    /// never depend on it.
+    ///
+    /// [`Crowd::set_worker_spin`]: crowdfield_steer::Crowd::set_worker_spin
+    pub worker_spin: Duration,
 }
 
 impl Default for CrowdfieldSettings {
@@ -83,6 +93,7 @@ impl Default for CrowdfieldSettings {
             point_goal_radius: 0.5,
             line_of_sight: false,
             split_phases: false,
+            worker_spin: Duration::ZERO,
         }
     }
 }

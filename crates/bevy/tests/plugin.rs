@@ -609,3 +609,52 @@ fn split_and_fused_phases_plan_the_same_steps() {
     }
     assert_eq!(runs[0], runs[1]);
 }
+
+/// `worker_spin` reaches the crowd at the next step without rebuilding it, and plans do not
+/// depend on it.
+#[test]
+fn worker_spin_applies_at_once_and_changes_no_plan() {
+    let mut runs = Vec::new();
+    for spin in [
+        std::time::Duration::ZERO,
+        std::time::Duration::from_millis(2),
+    ] {
+        let mut app = app(20.0, 10.0);
+        let walkers: Vec<Entity> = (0..20)
+            .map(|k| {
+                let (x, goal) = if k % 2 == 0 { (2.0, 18.0) } else { (18.0, 2.0) };
+                agent(
+                    &mut app,
+                    Vec2::new(x, 0.8 + 0.45 * k as f32),
+                    AgentGoals::point(Vec2::new(goal, 5.0)),
+                )
+            })
+            .collect();
+        let mut track = Vec::new();
+        let mut last_step = 0;
+        for update in 0..30 {
+            if update == 10 {
+                app.world_mut()
+                    .resource_mut::<CrowdfieldSettings>()
+                    .worker_spin = spin;
+            }
+            app.update();
+            if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd() {
+                assert!(crowd.step_count() >= last_step, "the crowd was rebuilt");
+                last_step = crowd.step_count();
+                if update >= 10 {
+                    assert_eq!(crowd.worker_spin(), spin);
+                }
+            }
+            track.push(
+                walkers
+                    .iter()
+                    .map(|w| planned(&app, *w))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert!(last_step > 5, "{last_step} steps");
+        runs.push(track);
+    }
+    assert_eq!(runs[0], runs[1]);
+}

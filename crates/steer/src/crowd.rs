@@ -37,7 +37,9 @@
 //! few milliseconds per step instead of a pause while every goal's map is solved. Until its
 //! turn, a goal keeps its previous converged map; local maps already avoid the new shape.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use glam::DVec2;
 
@@ -453,6 +455,8 @@ pub struct Crowd {
     largest_radius: f64,
     /// Chunk buffers kept from step to step.
     scratch: ScratchPool,
+    /// Pool threads kept awake between steps.
+    warm: WarmWorkers,
     /// Moving obstacles of the current step, with their bounding boxes.
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
@@ -567,6 +571,7 @@ impl Crowd {
             spawn_index: None,
             largest_radius: 0.0,
             scratch: ScratchPool::default(),
+            warm: WarmWorkers::default(),
             moving: Vec::new(),
             in_flight: None,
             #[cfg(test)]
@@ -577,6 +582,31 @@ impl Crowd {
     /// Settings.
     pub fn settings(&self) -> &CrowdSettings {
         &self.settings
+    }
+
+    /// How long the thread pool's other threads wait awake for the next step after a step's
+    /// parallel work; zero (the default) lets them sleep at once.
+    pub fn worker_spin(&self) -> Duration {
+        self.warm.spin
+    }
+
+    /// Sets how long, after a step's parallel work, the other threads of the rayon pool it ran
+    /// in stay awake for the next step: as many as the step had jobs beyond the first, each
+    /// busy-waiting until the next step hands out its jobs or `spin` has passed, running any
+    /// other work queued in the pool meanwhile. Results never depend on it. Off (zero) by
+    /// default.
+    ///
+    /// For steps taken back to back (headless runs and experiments). A pool thread idle for
+    /// more than a few tens of microseconds goes to sleep, and waking it takes about as long
+    /// again (20–60 µs on the 2-vCPU VM of the README), while the serial part of a step (the
+    /// commit, the caller's work between steps, the snapshot and rasters of the next) lasts
+    /// about that long, so every parallel part starts with one thread. With 1 ms, crowds of 24
+    /// to 500 agents stepped back to back on two threads took 4–12 % less time per step
+    /// (README, *Side by side*). In a game, whose steps are far apart, it only costs: up to
+    /// `spin` of a core's time per kept thread and step. On that VM it also slowed other
+    /// parallel work run in the same process afterwards (README).
+    pub fn set_worker_spin(&mut self, spin: Duration) {
+        self.warm.spin = spin;
     }
 
     /// Static obstacles, ending with the four walls just outside the world bounds. The first
@@ -1147,6 +1177,7 @@ impl Crowd {
         self.update_rasters();
         let discs = self.disc_rasters(&snapshot);
         let world = world_of!(self, &discs);
+        self.warm.release();
         let prepared: Vec<Prepared> = self
             .agents
             .par_iter_mut()
@@ -1207,6 +1238,8 @@ impl Crowd {
             .collect();
         let sizes = job_sizes(planners.len(), rayon::current_num_threads());
         let jobs = split_into(&mut planners, &sizes);
+        // Threads kept awake since the last step take these jobs.
+        self.warm.release();
         let done: Vec<Vec<(usize, Option<Plan>)>> = if jobs.len() <= 1 {
             // One job: no thread pool round trip (hosts step small crowds from threads that
             // are not the pool's).
@@ -1216,9 +1249,13 @@ impl Crowd {
                 .collect()
         } else {
             let pool = &self.scratch;
-            jobs.into_par_iter()
+            let count = jobs.len();
+            let done = jobs
+                .into_par_iter()
                 .map_init(|| pool.take(), |pooled, job| work(&mut pooled.scratch, job))
-                .collect()
+                .collect();
+            self.warm.keep(count - 1);
+            done
         };
         let mut plans: Vec<Option<Plan>> = vec![None; count];
         for (i, plan) in done.into_iter().flatten() {
@@ -1268,6 +1305,7 @@ impl Crowd {
             })
             .collect();
         flight.done = StepPhase::Decision;
+        self.warm.keep(usize::MAX);
     }
 
     /// Motion: commit every plan through the collision guard in id order, then goals.
@@ -1793,6 +1831,65 @@ impl Drop for Pooled<'_> {
     fn drop(&mut self) {
         if let Ok(mut free) = self.pool.0.lock() {
             free.push(std::mem::take(&mut self.scratch));
+        }
+    }
+}
+
+/// Pool threads kept busy-waiting between steps (see [`Crowd::set_worker_spin`]).
+#[derive(Debug, Default)]
+struct WarmWorkers {
+    spin: Duration,
+    /// Bumped as a step hands out its jobs: the waits begun before it end.
+    generation: Arc<AtomicU64>,
+    /// Threads waiting now (read by tests).
+    waiting: Arc<AtomicU64>,
+}
+
+impl Clone for WarmWorkers {
+    /// A clone keeps the duration; threads kept awake for the original wait for it alone.
+    fn clone(&self) -> Self {
+        Self {
+            spin: self.spin,
+            ..Self::default()
+        }
+    }
+}
+
+impl WarmWorkers {
+    /// Ends the waits of earlier steps.
+    fn release(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Keeps up to `count` threads of the current pool, other than this one, awake until the
+    /// next [`Self::release`] or for `spin`, whichever comes first.
+    fn keep(&self, count: usize) {
+        let threads = rayon::current_num_threads();
+        if self.spin.is_zero() || count == 0 || threads < 2 {
+            return;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        let deadline = Instant::now().checked_add(self.spin);
+        let spawner = rayon::current_thread_index();
+        for _ in 0..count.min(threads - 1) {
+            let current = Arc::clone(&self.generation);
+            let waiting = Arc::clone(&self.waiting);
+            rayon::spawn(move || {
+                // Taken back by the thread that queued it: that thread is the next step's.
+                if spawner.is_some() && rayon::current_thread_index() == spawner {
+                    return;
+                }
+                waiting.fetch_add(1, Ordering::AcqRel);
+                while current.load(Ordering::Acquire) == generation
+                    && deadline.is_none_or(|d| Instant::now() < d)
+                {
+                    // Whatever else the pool has queued runs here meanwhile.
+                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        std::hint::spin_loop();
+                    }
+                }
+                waiting.fetch_sub(1, Ordering::AcqRel);
+            });
         }
     }
 }
@@ -2585,6 +2682,63 @@ mod tests {
         assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 24, 24, 24]);
         assert_eq!(job_sizes(24, 1), vec![24]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
+    }
+
+    /// Waits up to 20 s for `done`; whether it came.
+    fn eventually(done: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        while !done() {
+            if start.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// A thread kept awake after a step (for far longer than the test) still runs other work
+    /// queued in the pool, and the next step's jobs end its wait; with no spin none waits.
+    #[test]
+    fn threads_kept_awake_run_other_work_and_stop_at_the_next_step() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+            crowd.set_worker_spin(Duration::from_secs(600));
+            let waiting = Arc::clone(&crowd.warm.waiting);
+            let mut kept = false;
+            // The spawning thread may take the wait back itself (it then returns at once):
+            // step until the other thread has it.
+            for _ in 0..50 {
+                crowd.step();
+                if eventually(|| waiting.load(Ordering::Acquire) > 0) {
+                    kept = true;
+                    break;
+                }
+            }
+            assert!(kept, "no thread was kept awake");
+            // Work that needs the other thread while this one waits for it.
+            let ran = std::sync::atomic::AtomicBool::new(false);
+            rayon::join(
+                || {
+                    assert!(
+                        eventually(|| ran.load(Ordering::Acquire)),
+                        "queued work never ran"
+                    )
+                },
+                || ran.store(true, Ordering::Release),
+            );
+            crowd.set_worker_spin(Duration::ZERO);
+            crowd.step();
+            assert!(
+                eventually(|| waiting.load(Ordering::Acquire) == 0),
+                "the next step did not end the wait"
+            );
+            crowd.step();
+            assert_eq!(waiting.load(Ordering::Acquire), 0);
+        });
     }
 
     /// A window larger than any before widens the static rasters: a shape just beyond the

@@ -7,9 +7,11 @@ use crowdfield_steer::{
     AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings,
 };
 use glam::DVec2;
+use std::time::Duration;
 
-/// Positions (as bits) of every agent after every step, run on a pool of `threads` threads.
-fn trajectories(threads: usize) -> Vec<Vec<(u64, u64)>> {
+/// Positions (as bits) of every agent after every step, run on a pool of `threads` threads,
+/// its other threads kept awake between steps for `spin`.
+fn trajectories(threads: usize, spin: Duration) -> Vec<Vec<(u64, u64)>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -33,6 +35,7 @@ fn trajectories(threads: usize) -> Vec<Vec<(u64, u64)>> {
             },
         ];
         let mut crowd = Crowd::new(settings, pillars).unwrap();
+        crowd.set_worker_spin(spin);
         let east = crowd
             .add_goal(Shape::Aabb {
                 min: DVec2::new(side - 1.5, 2.0),
@@ -107,11 +110,14 @@ fn trajectories(threads: usize) -> Vec<Vec<(u64, u64)>> {
 
 #[test]
 fn one_two_and_three_threads_give_identical_trajectories() {
-    let one = trajectories(1);
+    let one = trajectories(1, Duration::ZERO);
     assert!(
         one.iter().flatten().count() > 60 * 40 && one.last().unwrap().len() == 56,
         "the crowd stayed populated"
     );
-    assert_eq!(one, trajectories(2));
-    assert_eq!(one, trajectories(3));
+    assert_eq!(one, trajectories(2, Duration::ZERO));
+    assert_eq!(one, trajectories(3, Duration::ZERO));
+    // Threads kept awake take jobs as they come: still the same moves.
+    assert_eq!(one, trajectories(2, Duration::from_millis(1)));
+    assert_eq!(one, trajectories(3, Duration::from_millis(1)));
 }
