@@ -17,7 +17,7 @@
 //! ignore goal time limits (no shipped scenario has any).
 
 use std::borrow::Cow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bevy::math::DVec2;
 use bevy_crowdfield::field::{CellKind, SubgoalStack};
@@ -83,6 +83,9 @@ pub struct BenchOptions {
     /// …) so that a slow spell of the machine falls on all three; the row's speed is their
     /// median.
     pub repeats: usize,
+    /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; see the README on what it
+    /// did to ORCA's runs after it on our VM).
+    pub worker_spin: Duration,
 }
 
 impl Default for BenchOptions {
@@ -91,6 +94,7 @@ impl Default for BenchOptions {
             max_steps: 2_000,
             threads: 2,
             repeats: 3,
+            worker_spin: Duration::ZERO,
         }
     }
 }
@@ -107,7 +111,11 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
         let start = crate::initial_crowd(scenario);
         let mut runs: Vec<Vec<BenchRow>> = Vec::new();
         for _ in 0..options.repeats.max(1) {
-            let mut round = vec![crowdfield_row(scenario, options.max_steps)];
+            let mut round = vec![crowdfield_row(
+                scenario,
+                options.max_steps,
+                options.worker_spin,
+            )];
             if let Some((crowd, period)) = &start {
                 for steering in [Steering::Orca, Steering::Seek] {
                     let mut sim = Baseline::new(crowd, *period, steering);
@@ -173,12 +181,13 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 /// One crowdfield run through the plugin.
-fn crowdfield_row(scenario: &Scenario, max_steps: u64) -> BenchRow {
+fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) -> BenchRow {
     let output = run_scenario(
         scenario,
         RunOptions {
             stop: Stop::UntilArrived { max_steps },
             seed: None,
+            worker_spin,
         },
     );
     let m = &output.metrics;

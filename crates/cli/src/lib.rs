@@ -49,6 +49,9 @@ pub struct RunOptions {
     /// Mixed into every region's seed, so one file gives different draws; `None` keeps the
     /// file's seeds.
     pub seed: Option<u64>,
+    /// How long the thread pool's other threads stay awake between planner steps
+    /// ([`CrowdfieldSettings::worker_spin`]); zero by default.
+    pub worker_spin: Duration,
 }
 
 impl Default for RunOptions {
@@ -56,6 +59,7 @@ impl Default for RunOptions {
         Self {
             stop: Stop::UntilArrived { max_steps: 5_000 },
             seed: None,
+            worker_spin: Duration::ZERO,
         }
     }
 }
@@ -101,8 +105,14 @@ pub fn reseed(scenario: &mut Scenario, seed: u64) {
 /// The app of a headless run: `MinimalPlugins`, the crowdfield plugins, one planner step per
 /// update, and the scenario spawned. Returns the app, the planner period and how many agents
 /// regions could not place.
-fn headless_app(scenario: &Scenario) -> (App, f64, usize, CrowdfieldSettings) {
-    let mut settings = CrowdfieldSettings::default();
+fn headless_app(
+    scenario: &Scenario,
+    worker_spin: Duration,
+) -> (App, f64, usize, CrowdfieldSettings) {
+    let mut settings = CrowdfieldSettings {
+        worker_spin,
+        ..Default::default()
+    };
     scenario.apply_settings(&mut settings);
     let period = settings.planner_period();
     let mut app = App::new();
@@ -124,7 +134,7 @@ fn headless_app(scenario: &Scenario) -> (App, f64, usize, CrowdfieldSettings) {
 /// registered, global maps solved), with the planner period: the common start of the
 /// side-by-side benchmark. `None` if the plugin never built it.
 pub fn initial_crowd(scenario: &Scenario) -> Option<(bevy_crowdfield::steer::Crowd, f64)> {
-    let (mut app, period, _, _) = headless_app(scenario);
+    let (mut app, period, _, _) = headless_app(scenario, Duration::ZERO);
     for _ in 0..START_UP_UPDATES {
         app.update();
         if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd()
@@ -151,7 +161,7 @@ pub fn run_scenario_with_progress(
     if let Some(seed) = options.seed {
         reseed(&mut scenario, seed);
     }
-    let (mut app, period, missing, settings) = headless_app(&scenario);
+    let (mut app, period, missing, settings) = headless_app(&scenario, options.worker_spin);
     let mut agents: Vec<Entity> = app
         .world_mut()
         .query_filtered::<Entity, With<CrowdAgent>>()

@@ -27,6 +27,7 @@ fn the_corridor_runs_to_completion_without_overlaps() {
         RunOptions {
             stop: Stop::UntilArrived { max_steps: 1_000 },
             seed: None,
+            ..Default::default()
         },
     );
     let m = &output.metrics;
@@ -63,6 +64,7 @@ fn a_seed_changes_the_draw_and_the_same_seed_repeats_it() {
             RunOptions {
                 stop: Stop::Steps(5),
                 seed,
+                ..Default::default()
             },
         )
         .trajectories
@@ -170,6 +172,7 @@ fn shipped_scenarios_run_to_completion_without_overlaps() {
             RunOptions {
                 stop: Stop::UntilArrived { max_steps: 2_000 },
                 seed: None,
+                ..Default::default()
             },
         )
         .metrics;
@@ -202,6 +205,7 @@ fn the_bench_steers_a_scenario_three_ways() {
         max_steps: 600,
         threads: 2,
         repeats: 2,
+        ..Default::default()
     };
     let rows = crowdfield_cli::bench::bench_scenario(&s, options);
     assert_eq!(rows.len(), 3);
@@ -253,6 +257,19 @@ fn the_bench_steers_a_scenario_three_ways() {
     for (r, a) in rows.iter().zip(&again) {
         assert!(r.same_walk(a), "{r:?} against {a:?}");
     }
+    // So does one with crowdfield's pool threads kept awake between steps.
+    let spun = crowdfield_cli::bench::bench_scenario(
+        &s,
+        crowdfield_cli::bench::BenchOptions {
+            repeats: 1,
+            worker_spin: std::time::Duration::from_millis(1),
+            ..options
+        },
+    );
+    assert_eq!(rows.len(), spun.len());
+    for (r, a) in rows.iter().zip(&spun) {
+        assert!(r.same_walk(a), "{r:?} against {a:?}");
+    }
 }
 
 /// The JSON example in docs/scenario-format.md parses.
@@ -283,6 +300,7 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
         RunOptions {
             stop: Stop::UntilArrived { max_steps: 500 },
             seed: None,
+            ..Default::default()
         },
     )
     .metrics;
