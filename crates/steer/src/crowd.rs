@@ -591,10 +591,10 @@ impl Crowd {
     }
 
     /// Sets how long, after a step's parallel work, the other threads of the rayon pool it ran
-    /// in stay awake for the next step: as many as the step had jobs beyond the first, each
-    /// busy-waiting until the next step hands out its jobs or `spin` has passed, running any
-    /// other work queued in the pool meanwhile. Results never depend on it. Off (zero) by
-    /// default.
+    /// in stay awake for the next step: as many as the step had jobs beyond the first (all but
+    /// the caller after a phase-by-phase step), each busy-waiting until the next step hands
+    /// out its jobs or `spin` has passed, running any other work queued in the pool meanwhile.
+    /// Results never depend on it. Off (zero) by default.
     ///
     /// For steps taken back to back (headless runs and experiments). A pool thread idle for
     /// more than a few tens of microseconds goes to sleep, and waking it takes about as long
