@@ -566,6 +566,21 @@ fn a_last_target_out_of_time_stops_without_arriving_and_bad_limits_are_rejected(
     assert_eq!(state(&app, nan), AgentState::Rejected);
 }
 
+/// `count` walkers in a 20 × 10 world, even ones from x = 2 to 18 and odd ones back, the k-th
+/// at y = `y0 + dy·k`.
+fn crossing_files(app: &mut App, count: usize, y0: f32, dy: f32) -> Vec<Entity> {
+    (0..count)
+        .map(|k| {
+            let (x, goal) = if k % 2 == 0 { (2.0, 18.0) } else { (18.0, 2.0) };
+            agent(
+                app,
+                Vec2::new(x, y0 + dy * k as f32),
+                AgentGoals::point(Vec2::new(goal, 5.0)),
+            )
+        })
+        .collect()
+}
+
 /// Sensing, relaxation and decision run together by default and apart with `split_phases`
 /// (a game system ordered between the sets runs either way): the same plans.
 #[test]
@@ -584,16 +599,7 @@ fn split_and_fused_phases_plan_the_same_steps() {
                 .after(CrowdfieldSystems::Sensing)
                 .before(CrowdfieldSystems::Relaxation),
         );
-        let walkers: Vec<Entity> = (0..6)
-            .map(|k| {
-                let (x, goal) = if k % 2 == 0 { (2.0, 18.0) } else { (18.0, 2.0) };
-                agent(
-                    &mut app,
-                    Vec2::new(x, 2.0 + 1.2 * k as f32),
-                    AgentGoals::point(Vec2::new(goal, 5.0)),
-                )
-            })
-            .collect();
+        let walkers = crossing_files(&mut app, 6, 2.0, 1.2);
         let mut track = Vec::new();
         for _ in 0..30 {
             app.update();
@@ -620,16 +626,7 @@ fn worker_spin_applies_at_once_and_changes_no_plan() {
         std::time::Duration::from_millis(2),
     ] {
         let mut app = app(20.0, 10.0);
-        let walkers: Vec<Entity> = (0..20)
-            .map(|k| {
-                let (x, goal) = if k % 2 == 0 { (2.0, 18.0) } else { (18.0, 2.0) };
-                agent(
-                    &mut app,
-                    Vec2::new(x, 0.8 + 0.45 * k as f32),
-                    AgentGoals::point(Vec2::new(goal, 5.0)),
-                )
-            })
-            .collect();
+        let walkers = crossing_files(&mut app, 20, 0.8, 0.45);
         let mut track = Vec::new();
         let mut last_step = 0;
         for update in 0..30 {

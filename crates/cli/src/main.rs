@@ -55,9 +55,10 @@ enum Command {
         /// Where to write the tables.
         #[arg(long, default_value = "out/bench")]
         out: PathBuf,
-        /// Keep crowdfield's other pool threads awake this many microseconds between planner
-        /// steps (0: off). On our VM this also slowed the ORCA runs after it (README).
-        #[arg(long, default_value_t = 0)]
+        /// Keep crowdfield's other pool threads awake up to this many microseconds (at most
+        /// one second) between planner steps (0: off). On our VM this also slowed the ORCA runs
+        /// after it (README).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
     },
     /// Run a scenario through the plugin and write trajectories.csv, metrics.json and plots.
@@ -79,9 +80,9 @@ enum Command {
         /// Where to write the outputs.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Keep the other pool threads awake this many microseconds between planner steps,
-        /// which are taken back to back here (0: off; about 1000 saves 4–12 % on two threads).
-        #[arg(long, default_value_t = 0)]
+        /// Keep the other pool threads awake up to this many microseconds (at most one second)
+        /// between planner steps, which run back to back here (0: off; see the README).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
     },
 }

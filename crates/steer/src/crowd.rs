@@ -593,7 +593,8 @@ impl Crowd {
     /// Sets how long, after a step's parallel work, the other threads of the rayon pool it ran
     /// in stay awake for the next step: as many as the step had jobs beyond the first (all but
     /// the caller after a phase-by-phase step), each busy-waiting until the next step hands
-    /// out its jobs or `spin` has passed, running any other work queued in the pool meanwhile.
+    /// out its jobs, the crowd is dropped or `spin` has passed, running any other work queued
+    /// in the pool meanwhile.
     /// Results never depend on it. Off (zero) by default.
     ///
     /// For steps taken back to back (headless runs and experiments). A pool thread idle for
@@ -601,7 +602,7 @@ impl Crowd {
     /// again (20–60 µs on the 2-vCPU VM of the README), while the serial part of a step (the
     /// commit, the caller's work between steps, the snapshot and rasters of the next) lasts
     /// about that long, so every parallel part starts with one thread. With 1 ms, crowds of 24
-    /// to 500 agents stepped back to back on two threads took 4–12 % less time per step
+    /// to 500 agents stepped back to back on two threads made 4–12 % more agent-steps a second
     /// (README, *Side by side*). In a game, whose steps are far apart, it only costs: up to
     /// `spin` of a core's time per kept thread and step. On that VM it also slowed other
     /// parallel work run in the same process afterwards (README).
@@ -1850,8 +1851,17 @@ impl Clone for WarmWorkers {
     fn clone(&self) -> Self {
         Self {
             spin: self.spin,
-            ..Self::default()
+            generation: Arc::default(),
+            waiting: Arc::default(),
         }
+    }
+}
+
+impl Drop for WarmWorkers {
+    /// A crowd dropped between steps has no next step: its waiting threads stop now, whatever
+    /// the spin (with `Duration::MAX` they would wait for ever).
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
@@ -2684,11 +2694,11 @@ mod tests {
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
     }
 
-    /// Waits up to 20 s for `done`; whether it came.
-    fn eventually(done: impl Fn() -> bool) -> bool {
+    /// Waits up to `limit` for `done`; whether it came.
+    fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
         let start = Instant::now();
         while !done() {
-            if start.elapsed() > Duration::from_secs(20) {
+            if start.elapsed() > limit {
                 return false;
             }
             std::thread::yield_now();
@@ -2696,35 +2706,39 @@ mod tests {
         true
     }
 
+    /// Steps `crowd` until the pool's other thread is kept waiting after a step (the spawning
+    /// thread may take the wait back itself, which then returns at once); whether it came.
+    fn step_until_kept(crowd: &mut Crowd) -> bool {
+        let waiting = Arc::clone(&crowd.warm.waiting);
+        (0..50).any(|_| {
+            crowd.step();
+            eventually(Duration::from_secs(1), || {
+                waiting.load(Ordering::Acquire) > 0
+            })
+        })
+    }
+
     /// A thread kept awake after a step (for far longer than the test) still runs other work
-    /// queued in the pool, and the next step's jobs end its wait; with no spin none waits.
+    /// queued in the pool, and the next step's jobs end its wait, as does dropping the crowd
+    /// (even with an endless spin); with no spin none waits.
     #[test]
     fn threads_kept_awake_run_other_work_and_stop_at_the_next_step() {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap();
+        let eventually = |done: &dyn Fn() -> bool| eventually(Duration::from_secs(20), done);
         pool.install(|| {
             let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
             crowd.set_worker_spin(Duration::from_secs(600));
             let waiting = Arc::clone(&crowd.warm.waiting);
-            let mut kept = false;
-            // The spawning thread may take the wait back itself (it then returns at once):
-            // step until the other thread has it.
-            for _ in 0..50 {
-                crowd.step();
-                if eventually(|| waiting.load(Ordering::Acquire) > 0) {
-                    kept = true;
-                    break;
-                }
-            }
-            assert!(kept, "no thread was kept awake");
+            assert!(step_until_kept(&mut crowd), "no thread was kept awake");
             // Work that needs the other thread while this one waits for it.
             let ran = std::sync::atomic::AtomicBool::new(false);
             rayon::join(
                 || {
                     assert!(
-                        eventually(|| ran.load(Ordering::Acquire)),
+                        eventually(&|| ran.load(Ordering::Acquire)),
                         "queued work never ran"
                     )
                 },
@@ -2733,11 +2747,19 @@ mod tests {
             crowd.set_worker_spin(Duration::ZERO);
             crowd.step();
             assert!(
-                eventually(|| waiting.load(Ordering::Acquire) == 0),
+                eventually(&|| waiting.load(Ordering::Acquire) == 0),
                 "the next step did not end the wait"
             );
             crowd.step();
             assert_eq!(waiting.load(Ordering::Acquire), 0);
+            // Dropped while a thread waits without end.
+            crowd.set_worker_spin(Duration::MAX);
+            assert!(step_until_kept(&mut crowd), "no thread was kept awake");
+            drop(crowd);
+            assert!(
+                eventually(&|| waiting.load(Ordering::Acquire) == 0),
+                "dropping the crowd did not end the wait"
+            );
         });
     }
 
