@@ -61,6 +61,88 @@ pub struct Scenario {
     /// Agents spread over rectangles.
     #[serde(default)]
     pub regions: Vec<ScenarioRegion>,
+    /// Where a headless run measures the crowd (density, speed and flow); the plugin ignores
+    /// them.
+    #[serde(default)]
+    pub measurements: Vec<Measurement>,
+}
+
+/// A place where the headless runner measures the crowd, for fundamental diagrams and
+/// bottleneck flows (anchors §C.3, §C.5). The plugin spawns nothing for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawMeasurement")]
+pub enum Measurement {
+    /// An axis-aligned measurement area: density (agents per m², counted and Voronoi), speed
+    /// and specific flow inside it after every planner step. `min` must lie below and left of
+    /// `max`.
+    Area {
+        /// A label for outputs.
+        name: String,
+        /// Lower-left corner.
+        min: Vec2,
+        /// Upper-right corner.
+        max: Vec2,
+    },
+    /// A measurement line from `a` to `b` (distinct points): agents crossing it each way, flow
+    /// (agents per second) and specific flow (per second and metre of the line's length).
+    /// Forward is from the right of `a → b` to its left: along `b − a` turned a quarter turn
+    /// counter-clockwise.
+    Line {
+        /// A label for outputs.
+        name: String,
+        /// One end.
+        a: Vec2,
+        /// The other end.
+        b: Vec2,
+    },
+}
+
+/// A [`Measurement`] as read, before its checks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+enum RawMeasurement {
+    Area {
+        #[serde(default)]
+        name: String,
+        #[serde(deserialize_with = "finite_vec2")]
+        min: Vec2,
+        #[serde(deserialize_with = "finite_vec2")]
+        max: Vec2,
+    },
+    Line {
+        #[serde(default)]
+        name: String,
+        #[serde(deserialize_with = "finite_vec2")]
+        a: Vec2,
+        #[serde(deserialize_with = "finite_vec2")]
+        b: Vec2,
+    },
+}
+
+impl TryFrom<RawMeasurement> for Measurement {
+    type Error = String;
+
+    fn try_from(raw: RawMeasurement) -> Result<Self, String> {
+        match raw {
+            RawMeasurement::Area { min, max, .. } if !min.cmplt(max).all() => Err(format!(
+                "measurement area min {min} must lie below and left of max {max}"
+            )),
+            RawMeasurement::Line { a, b, .. } if a == b => {
+                Err(format!("measurement line ends must differ, both are {a}"))
+            }
+            RawMeasurement::Area { name, min, max } => Ok(Self::Area { name, min, max }),
+            RawMeasurement::Line { name, a, b } => Ok(Self::Line { name, a, b }),
+        }
+    }
+}
+
+impl Measurement {
+    /// The measurement's label.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Area { name, .. } | Self::Line { name, .. } => name,
+        }
+    }
 }
 
 /// An axis-aligned rectangle.

@@ -83,6 +83,17 @@ fn malformed_files_name_the_position() {
     );
     assert_eq!(line, 3, "{message}");
     assert!(message.contains("global_cell_size"), "{message}");
+    // A measurement area turned inside out (line 4) and a line of no length (line 5).
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  measurements: [\n    Area(min: (5, 1), max: (2, 4)),\n  ],\n)",
+    );
+    assert_eq!(line, 4, "{message}");
+    assert!(message.contains("measurement area"), "{message}");
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  measurements: [\n    Area(min: (1, 1), max: (2, 2)),\n    Line(name: \"door\", a: (3, 3), b: (3, 3)),\n  ],\n)",
+    );
+    assert_eq!(line, 5, "{message}");
+    assert!(message.contains("line ends"), "{message}");
     // JSON too.
     match Scenario::from_json("{\"bounds\": {\"min\": [0, 0],\n \"max\": [1]}}") {
         Err(ScenarioError::Parse { line, .. }) => assert_eq!(line, 2),

@@ -2,8 +2,10 @@
 //!
 //! Runs scenario files headless through the real plugin (`MinimalPlugins` and
 //! `CrowdfieldPlugins`, one planner step per app update) and measures the crowd: trajectories,
-//! arrivals, overlaps, path lengths and planner time. The `crowdfield` binary wraps it
-//! (`crowdfield run`, `crowdfield validate`); tests call [`run_scenario`] directly.
+//! arrivals, overlaps, path lengths and planner time, and, where the scenario names measurement
+//! areas and lines, fundamental diagrams and flows ([`measure`]). The `crowdfield` binary wraps
+//! it (`crowdfield run`, `crowdfield validate`, `crowdfield bench`); tests call [`run_scenario`]
+//! directly.
 //!
 //! Metrics follow the crowd-evaluation practice summarised in the project's research notes
 //! (SteerSuite-style counts): an overlap is a pair of agents whose discs intersect by more than
@@ -11,6 +13,7 @@
 //! the penetration depth is reported as its maximum over the run.
 
 pub mod bench;
+pub mod measure;
 mod metrics;
 pub mod plot;
 
@@ -22,8 +25,11 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::prelude::*;
 
+pub use measure::{
+    AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
+};
 pub use metrics::{Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, geodesic_distances};
-pub use plot::{SceneView, plot_field, plot_trajectories};
+pub use plot::{SceneView, plot_field, plot_fundamental_diagram, plot_trajectories};
 
 /// App updates allowed beyond the planner steps asked for: building the crowd and registering
 /// agents take the first updates.
@@ -170,7 +176,19 @@ pub fn run_scenario_with_progress(
     // Spawned in the scenario's order, so entity indices follow it.
     agents.sort_by_key(|e| e.index());
 
-    let mut recorder = metrics::Recorder::new(&agents, period);
+    let statics: Vec<bevy_crowdfield::field::Shape> = scenario
+        .obstacles
+        .iter()
+        .filter(|o| o.kind == ObstacleKind::Static)
+        .map(|o| o.shape.clone())
+        .collect();
+    let measurer = measure::Measurer::new(
+        &scenario.measurements,
+        (settings.world_min.as_dvec2(), settings.world_max.as_dvec2()),
+        &statics,
+        period,
+    );
+    let mut recorder = metrics::Recorder::new(&agents, period, measurer);
     let max_steps = match options.stop {
         Stop::Steps(n) => n,
         Stop::UntilArrived { max_steps } => max_steps,
@@ -201,6 +219,7 @@ pub fn run_scenario_with_progress(
     let mut scene = SceneView {
         min: settings.world_min.as_dvec2(),
         max: settings.world_max.as_dvec2(),
+        measurements: scenario.measurements.clone(),
         ..Default::default()
     };
     let mut field = None;
@@ -244,8 +263,9 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
-/// Writes `trajectories.csv`, `metrics.json`, `trajectories.png` and (when the run had a goal)
-/// `field.png` into `dir` (created if missing). Each file is written under a temporary name and
+/// Writes `trajectories.csv`, `metrics.json`, `trajectories.png`, `field.png` (when the run had
+/// a goal) and, when the scenario has measurement areas, `measurements.csv` and
+/// `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a temporary name and
 /// renamed once all are complete, so a failed run never leaves a half-written file behind.
 pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
@@ -260,13 +280,22 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
         }
         None => Ok(()),
     });
+    let drawn = drawn.and_then(|()| {
+        if output.metrics.areas.is_empty() {
+            return Ok(());
+        }
+        let tmp = dir.join(".fundamental_diagram.partial.png");
+        let r = plot_fundamental_diagram(&tmp, &output.metrics.areas);
+        plots.push(("fundamental_diagram.png", tmp));
+        r
+    });
     if let Err(e) = drawn {
         for (_, tmp) in &plots {
             let _ = std::fs::remove_file(tmp);
         }
         return Err(std::io::Error::other(e));
     }
-    let files = [
+    let mut files = vec![
         (
             "trajectories.csv",
             trajectories_csv(&output.trajectories, output.metrics.planner_period_s),
@@ -276,6 +305,9 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
             serde_json::to_string_pretty(&output.metrics).map_err(std::io::Error::other)?,
         ),
     ];
+    if !output.metrics.areas.is_empty() {
+        files.push(("measurements.csv", measurements_csv(&output.metrics.areas)));
+    }
     let mut written = Vec::new();
     for (name, text) in &files {
         let tmp = dir.join(format!(".{name}.partial"));

@@ -174,7 +174,7 @@ fn main() -> ExitCode {
                 let agents: usize =
                     s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>();
                 println!(
-                    "{}: ok ({}; {} obstacles, {} agents)",
+                    "{}: ok ({}; {} obstacles, {} agents, {} measurements)",
                     scenario.display(),
                     if s.name.is_empty() {
                         "unnamed"
@@ -182,7 +182,8 @@ fn main() -> ExitCode {
                         &s.name
                     },
                     s.obstacles.len(),
-                    agents
+                    agents,
+                    s.measurements.len()
                 );
                 ExitCode::SUCCESS
             }
@@ -248,6 +249,26 @@ fn main() -> ExitCode {
                 m.planner_ms_mean,
                 out.display()
             );
+            for a in &m.areas {
+                println!(
+                    "  area {:?}: Voronoi density mean {:.2} / max {:.2} per m², speed mean {:.2} m/s over {} steps",
+                    a.name,
+                    a.voronoi_density_mean,
+                    a.voronoi_density_max,
+                    a.voronoi_speed_mean_m_s,
+                    a.occupied_steps
+                );
+            }
+            for l in &m.lines {
+                println!(
+                    "  line {:?}: {} forward, {} backward, flow {} per s ({} per s and m)",
+                    l.name,
+                    l.forward,
+                    l.backward,
+                    l.flow_per_s.map_or("-".into(), |j| format!("{j:.2}")),
+                    l.specific_flow.map_or("-".into(), |j| format!("{j:.2}"))
+                );
+            }
             ExitCode::SUCCESS
         }
     }

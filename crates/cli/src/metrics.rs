@@ -13,6 +13,7 @@ use bevy_crowdfield::steer::{AgentId, Crowd, GoalId};
 use serde::Serialize;
 
 use crate::Sample;
+use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 
 /// SteerSuite's PLE effort rate per kilogram: e_s + e_w·|v|² with e_s = 2.23 J/(kg·s) and
 /// e_w = 1.26 J·s/(kg·m²) (anchors §C.1), for an agent of mass 1.
@@ -80,11 +81,19 @@ pub struct Metrics {
     /// deeper than their map's residual (0 for a correct solve: in regions where p is within
     /// round-off of 1, cells a few ulps below their neighbours are solver noise, not minima).
     pub field_local_minima: usize,
+    /// The fundamental diagram in each of the scenario's measurement areas.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub areas: Vec<AreaReport>,
+    /// The flow through each of the scenario's measurement lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
 }
 
 #[derive(Debug, Clone, Default)]
 struct Track {
     last: Option<Vec2>,
+    /// The last position in full precision.
+    last_exact: Option<DVec2>,
     walked: f64,
     arrived_at: Option<u64>,
     rejected: bool,
@@ -115,10 +124,11 @@ pub(crate) struct Recorder {
     geodesics: HashMap<GoalId, (GridGeometry, Vec<f64>)>,
     field_residual_max: f64,
     field_local_minima: usize,
+    measurer: Measurer,
 }
 
 impl Recorder {
-    pub(crate) fn new(agents: &[Entity], period: f64) -> Self {
+    pub(crate) fn new(agents: &[Entity], period: f64, measurer: Measurer) -> Self {
         Self {
             agents: agents.to_vec(),
             tracks: vec![Track::default(); agents.len()],
@@ -133,6 +143,7 @@ impl Recorder {
             geodesics: HashMap::new(),
             field_residual_max: 0.0,
             field_local_minima: 0,
+            measurer,
         }
     }
 
@@ -159,6 +170,7 @@ impl Recorder {
         let timed_out = &crowd_world.last_report().timed_out;
         let mut walking = 0;
         let mut discs: Vec<(DVec2, f64)> = Vec::with_capacity(self.agents.len());
+        let mut observed: Vec<Observed> = Vec::with_capacity(self.agents.len());
         for (index, entity) in self.agents.iter().enumerate() {
             let track = &mut self.tracks[index];
             if let Some((id, goals)) = track.id
@@ -169,6 +181,10 @@ impl Recorder {
             if track.arrived_at.is_some() || track.rejected || track.gave_up {
                 if let Some(agent) = crowd_world.agent_id(*entity).and_then(|id| crowd.agent(id)) {
                     discs.push((agent.position(), agent.params().radius));
+                    observed.push(Observed {
+                        previous: agent.position(),
+                        position: agent.position(),
+                    });
                 }
                 continue;
             }
@@ -194,7 +210,7 @@ impl Recorder {
             track.id = Some((id, agent.params().goals.len()));
             let p = agent.position();
             let at = p.as_vec2();
-            let previous = track.last.map_or(agent.params().position, |l| l.as_dvec2());
+            let previous = track.last_exact.unwrap_or(agent.params().position);
             let speed = (p - previous).length() / self.period;
             track.effort += (PLE_STANDING + PLE_WALKING * speed * speed) * self.period;
             if track.goal_index != Some(agent.goal_index()) {
@@ -212,7 +228,12 @@ impl Recorder {
                 track.walked += last.distance(at) as f64;
             }
             track.last = Some(at);
+            track.last_exact = Some(p);
             discs.push((p, agent.params().radius));
+            observed.push(Observed {
+                previous,
+                position: p,
+            });
             trajectories.push(Sample {
                 step,
                 agent: index,
@@ -221,6 +242,7 @@ impl Recorder {
             });
         }
         self.measure_overlaps(&discs, crowd.statics());
+        self.measurer.observe(step, &observed);
         self.walking.push(walking);
         walking
     }
@@ -322,6 +344,7 @@ impl Recorder {
             .filter(|t| !t.rejected)
             .map(|t| t.effort)
             .collect();
+        let (areas, lines) = self.measurer.finish();
         Metrics {
             scenario: scenario.name.clone(),
             steps: self.steps,
@@ -355,6 +378,8 @@ impl Recorder {
             },
             field_residual_max: self.field_residual_max,
             field_local_minima: self.field_local_minima,
+            areas,
+            lines,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! PNG plots of a run: the agents' trajectories over the obstacles, and a global map as a heat
-//! map. plotters draws into an RGB buffer, which the `png` crate encodes.
+//! PNG plots of a run: the agents' trajectories over the obstacles, a global map as a heat map,
+//! and the fundamental diagram of the measurement areas. plotters draws into an RGB buffer,
+//! which the `png` crate encodes.
 //!
 //! The plots carry no text: plotters draws text through system font libraries, which this
 //! workspace keeps out of its build. Colours and the README's captions carry the meaning.
@@ -8,9 +9,11 @@ use std::path::Path;
 
 use bevy::math::DVec2;
 use bevy_crowdfield::field::{CellKind, Field, Shape};
+use bevy_crowdfield::scenario::Measurement;
 use plotters::prelude::*;
 
 use crate::Sample;
+use crate::measure::{AreaReport, weidmann_speed};
 
 /// What a plot draws besides the data: the world rectangle, its static obstacles and the goals.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +26,8 @@ pub struct SceneView {
     pub statics: Vec<Shape>,
     /// Goal regions.
     pub goals: Vec<Shape>,
+    /// Measurement areas (blue outlines) and lines (red).
+    pub measurements: Vec<Measurement>,
 }
 
 /// Why a plot could not be written.
@@ -163,12 +168,132 @@ pub fn plot_trajectories(
                     .map_err(|e| err(&e))?;
             }
         }
+        for m in &view.measurements {
+            let (points, colour) = match m {
+                Measurement::Area { min, max, .. } => (
+                    vec![
+                        (min.x as f64, min.y as f64),
+                        (max.x as f64, min.y as f64),
+                        (max.x as f64, max.y as f64),
+                        (min.x as f64, max.y as f64),
+                        (min.x as f64, min.y as f64),
+                    ],
+                    RGBColor(30, 60, 220),
+                ),
+                Measurement::Line { a, b, .. } => (
+                    vec![(a.x as f64, a.y as f64), (b.x as f64, b.y as f64)],
+                    RGBColor(220, 30, 30),
+                ),
+            };
+            chart
+                .draw_series([PathElement::new(points, colour.stroke_width(3))])
+                .map_err(|e| err(&e))?;
+        }
         chart
             .draw_series([Rectangle::new(
                 [pt(view.min), pt(view.max)],
                 BLACK.stroke_width(1),
             )])
             .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_png(path, size, &rgb)
+}
+
+/// Writes the fundamental diagram of `areas` as a PNG of two panels over Voronoi density (0 to
+/// 4 agents per m², or further if measured; light grid lines every 0.5 m⁻²): on the left the
+/// Voronoi speed (0 to 1.6 m/s, grid every 0.2 m/s), on the right the specific flow (0 to 2.4 per
+/// second and metre, grid every 0.4). Each step's sample is a small dot in its area's colour
+/// (the first area dark blue, then orange, green, purple…), each density bin's mean a larger
+/// dot ringed in black, and Weidmann's relation a black line.
+pub fn plot_fundamental_diagram(path: &Path, areas: &[AreaReport]) -> Result<(), PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError::new(path, e);
+    let size = (1_220u32, 520u32);
+    let top = areas
+        .iter()
+        .map(|a| a.voronoi_density_max)
+        .fold(4.0, f64::max);
+    let top = (top * 2.0).ceil() / 2.0;
+    let palette = [
+        RGBColor(30, 60, 180),
+        RGBColor(230, 120, 20),
+        RGBColor(40, 160, 60),
+        RGBColor(140, 60, 170),
+        RGBColor(200, 40, 40),
+    ];
+    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (left, right) = root.split_horizontally(size.0 / 2);
+        for (panel, flow) in [(left, false), (right, true)] {
+            let (y_top, y_grid): (f64, f64) = if flow { (2.4, 0.4) } else { (1.6, 0.2) };
+            let value = |density: f64, speed: f64| if flow { density * speed } else { speed };
+            let mut chart = ChartBuilder::on(&panel)
+                .margin(14)
+                .build_cartesian_2d(0.0..top, 0.0..y_top)
+                .map_err(|e| err(&e))?;
+            let grey = RGBColor(215, 215, 215);
+            let vertical = (1..(top / 0.5).round() as usize)
+                .map(|k| vec![(k as f64 * 0.5, 0.0), (k as f64 * 0.5, y_top)]);
+            let horizontal = (1..(y_top / y_grid).round() as usize)
+                .map(|k| vec![(0.0, k as f64 * y_grid), (top, k as f64 * y_grid)]);
+            chart
+                .draw_series(
+                    vertical
+                        .chain(horizontal)
+                        .map(|l| PathElement::new(l, grey.stroke_width(1))),
+                )
+                .map_err(|e| err(&e))?;
+            for (k, area) in areas.iter().enumerate() {
+                let colour = palette[k % palette.len()];
+                chart
+                    .draw_series(
+                        area.samples
+                            .iter()
+                            .filter(|s| s.voronoi_density > 0.0)
+                            .map(|s| {
+                                Circle::new(
+                                    (
+                                        s.voronoi_density,
+                                        value(s.voronoi_density, s.voronoi_speed_m_s),
+                                    ),
+                                    2,
+                                    colour.mix(0.45).filled(),
+                                )
+                            }),
+                    )
+                    .map_err(|e| err(&e))?;
+            }
+            chart
+                .draw_series(LineSeries::new(
+                    (1..=(top * 100.0) as usize).map(|i| {
+                        let d = i as f64 / 100.0;
+                        (d, value(d, weidmann_speed(d)))
+                    }),
+                    BLACK.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            for (k, area) in areas.iter().enumerate() {
+                let colour = palette[k % palette.len()];
+                for bin in &area.bins {
+                    let d = bin.density_mean;
+                    let at = (d, value(d, bin.speed_mean_m_s));
+                    chart
+                        .draw_series([
+                            Circle::new(at, 7, BLACK.filled()),
+                            Circle::new(at, 5, colour.filled()),
+                        ])
+                        .map_err(|e| err(&e))?;
+                }
+            }
+            chart
+                .draw_series([Rectangle::new(
+                    [(0.0, 0.0), (top, y_top)],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(|e| err(&e))?;
+        }
         root.present().map_err(|e| err(&e))?;
     }
     write_png(path, size, &rgb)

@@ -135,12 +135,50 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         let bytes = std::fs::read(out.join(png)).unwrap();
         assert!(bytes.starts_with(b"\x89PNG"), "{png} is not a PNG");
     }
+    assert!(
+        !out.join("measurements.csv").exists() && !out.join("fundamental_diagram.png").exists(),
+        "the corridor has no measurement area"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().contains("partial"))
         .collect();
     assert!(leftovers.is_empty());
+
+    // A scenario with measurements adds their samples, their summaries and the diagram.
+    let out = dir.join("measured");
+    let ran = Command::new(exe)
+        .arg("run")
+        .arg(scenario("bottleneck"))
+        .args(["--steps", "20", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    let said = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        said.contains("area \"before the door\"") && said.contains("line \"door\""),
+        "{said}"
+    );
+    let csv = std::fs::read_to_string(out.join("measurements.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 20, "{csv}");
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("before the door,1,")
+    );
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["areas"][0]["name"], "before the door");
+    assert_eq!(metrics["lines"][0]["name"], "door");
+    assert!(
+        metrics["areas"][0].get("samples").is_none(),
+        "samples go to the CSV"
+    );
+    let bytes = std::fs::read(out.join("fundamental_diagram.png")).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"));
 }
 
 /// Every shipped benchmark scenario runs to completion: everyone arrives, nobody overlaps
@@ -187,12 +225,56 @@ fn shipped_scenarios_run_to_completion_without_overlaps() {
             .expect("arrived agents have a ratio");
         assert!((0.9..3.0).contains(&ratio), "{name}: {m:?}");
         assert!(m.effort_mean > 0.0, "{name}: {m:?}");
+        check_measurements(name, &m);
         println!(
             "{name}: {} agents, {} steps, path ratio {ratio:.2}, effort {:.0} J/kg",
             m.agents - m.not_placed,
             m.steps,
             m.effort_mean
         );
+    }
+}
+
+/// The measurements of a shipped scenario: finite, within what walkers can do, and for the
+/// bottleneck and the hallway what their walkers must show.
+fn check_measurements(name: &str, m: &crowdfield_cli::Metrics) {
+    for area in &m.areas {
+        assert!(area.occupied_steps > 0, "{name}: {area:?}");
+        for s in &area.samples {
+            assert!(
+                (0.0..6.0).contains(&s.voronoi_density) && s.density.is_finite(),
+                "{name}: {s:?}"
+            );
+            // The measured scenarios' walkers go at most 1.2 m/s (the default).
+            assert!(
+                (0.0..=1.2 + 1e-9).contains(&s.voronoi_speed_m_s),
+                "{name}: {s:?}"
+            );
+        }
+    }
+    match name {
+        "bottleneck" => {
+            // Everyone leaves through the door once, eastwards, one after another.
+            let door = &m.lines[0];
+            assert_eq!((door.forward, door.backward), (40, 0), "{door:?}");
+            let flow = door.flow_per_s.expect("forty crossings");
+            assert!(flow > 0.0 && flow.is_finite(), "{door:?}");
+        }
+        "hallway-two-way" => {
+            // A hundred walk each way, so as many cross the middle westwards as eastwards,
+            // at least a hundred each.
+            let middle = &m.lines[0];
+            assert!(middle.forward >= 100, "{middle:?}");
+            assert_eq!(middle.forward, middle.backward, "{middle:?}");
+            // Where the streams meet, denser means slower.
+            let bins = &m.areas[0].bins;
+            let (sparse, dense) = (bins.first().unwrap(), bins.last().unwrap());
+            assert!(
+                dense.density_min >= 0.5 && dense.speed_mean_m_s < 0.5 * sparse.speed_mean_m_s,
+                "{bins:?}"
+            );
+        }
+        _ => {}
     }
 }
 
