@@ -15,6 +15,9 @@
 //! (all phases), for ORCA and seek the preferred velocity, the neighbour query, the velocity
 //! computation and the move. The first step (global maps solved) is left out. The baselines
 //! ignore goal time limits (no shipped scenario has any).
+//!
+//! A scenario's measurement areas and lines ([`crate::measure`]) are measured for all three
+//! steerings alike, outside the timed work: [`markdown`] lists them under the main table.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -26,6 +29,7 @@ use bevy_crowdfield::steer::{AgentGrid, ArrivalAction, Crowd, GoalId};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 use crate::metrics::geodesic_distances;
 use crate::plot::outlines;
 use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
@@ -70,6 +74,12 @@ pub struct BenchRow {
     pub wall_overlaps: usize,
     /// Mean walked length over the shortest obstacle-free path, over arrived agents.
     pub path_length_ratio: Option<f64>,
+    /// The fundamental diagram in each of the scenario's measurement areas (first run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub areas: Vec<AreaReport>,
+    /// The flow through each of the scenario's measurement lines (first run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
 }
 
 /// How [`bench_scenario`] runs.
@@ -119,7 +129,7 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
             if let Some((crowd, period)) = &start {
                 for steering in [Steering::Orca, Steering::Seek] {
                     let mut sim = Baseline::new(crowd, *period, steering);
-                    round.push(sim.run(&scenario.name, options.max_steps));
+                    round.push(sim.run(scenario, options.max_steps));
                 }
             }
             for (k, row) in round.into_iter().enumerate() {
@@ -204,6 +214,8 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
         agent_overlap_max_m: m.agent_overlap_max_m,
         wall_overlaps: m.wall_overlaps,
         path_length_ratio: m.path_length_ratio_mean,
+        areas: m.areas.clone(),
+        lines: m.lines.clone(),
     }
 }
 
@@ -300,7 +312,8 @@ impl<'a> Baseline<'a> {
         }
     }
 
-    fn run(&mut self, scenario: &str, max_steps: u64) -> BenchRow {
+    fn run(&mut self, scenario: &Scenario, max_steps: u64) -> BenchRow {
+        let mut measurer = Measurer::for_scenario(scenario, self.period);
         let mut seconds = 0.0;
         let mut agent_steps = 0u64;
         let (mut overlaps, mut overlap_max, mut wall_overlaps) = (0usize, 0.0f64, 0usize);
@@ -310,6 +323,13 @@ impl<'a> Baseline<'a> {
             if walking == 0 {
                 break;
             }
+            // Where every walker still in the world stood before the step (one that arrives and
+            // leaves in it is measured there once more, as the plugin's runs measure it).
+            let before: Vec<Option<DVec2>> = self
+                .walkers
+                .iter()
+                .map(|w| (!w.gone).then_some(w.position))
+                .collect();
             let start = Instant::now();
             self.step(step);
             if step > 1 {
@@ -317,6 +337,18 @@ impl<'a> Baseline<'a> {
                 agent_steps += walking as u64;
             }
             steps = step;
+            let observed: Vec<Observed> = self
+                .walkers
+                .iter()
+                .zip(&before)
+                .filter_map(|(w, b)| {
+                    b.map(|previous| Observed {
+                        previous,
+                        position: w.position,
+                    })
+                })
+                .collect();
+            measurer.observe(step, &observed);
             let (n, deepest, walls) = self.overlaps();
             overlaps += n;
             overlap_max = overlap_max.max(deepest);
@@ -324,8 +356,9 @@ impl<'a> Baseline<'a> {
         }
         let arrived = self.walkers.iter().filter(|w| w.arrived.is_some()).count();
         let ratios: Vec<f64> = self.path_ratios();
+        let (areas, lines) = measurer.finish();
         BenchRow {
-            scenario: scenario.to_string(),
+            scenario: scenario.name.clone(),
             steering: self.steering,
             agents: self.walkers.len(),
             steps,
@@ -342,6 +375,8 @@ impl<'a> Baseline<'a> {
             wall_overlaps,
             path_length_ratio: (!ratios.is_empty())
                 .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
+            areas,
+            lines,
         }
     }
 
@@ -565,6 +600,38 @@ pub fn markdown(rows: &[BenchRow]) -> String {
                 .map_or("–".to_string(), |v| format!("{v:.2}")),
         ));
     }
+    if rows
+        .iter()
+        .any(|r| !(r.areas.is_empty() && r.lines.is_empty()))
+    {
+        out.push_str("\n| scenario | steering | measured at | result |\n|---|---|---|---|\n");
+        for r in rows {
+            for a in &r.areas {
+                out.push_str(&format!(
+                    "| {} | {:?} | {} (area) | Voronoi density mean {:.2}, max {:.2} per m²; speed mean {:.2} m/s |\n",
+                    r.scenario,
+                    r.steering,
+                    a.name,
+                    a.voronoi_density_mean,
+                    a.voronoi_density_max,
+                    a.voronoi_speed_mean_m_s
+                ));
+            }
+            for l in &r.lines {
+                out.push_str(&format!(
+                    "| {} | {:?} | {} (line) | {} forward, {} backward; flow {} per s, {} per s and m |\n",
+                    r.scenario,
+                    r.steering,
+                    l.name,
+                    l.forward,
+                    l.backward,
+                    l.flow_per_s.map_or("–".to_string(), |j| format!("{j:.2}")),
+                    l.specific_flow
+                        .map_or("–".to_string(), |j| format!("{j:.2}"))
+                ));
+            }
+        }
+    }
     out
 }
 
@@ -588,6 +655,8 @@ mod tests {
             agent_overlap_max_m: 0.1,
             wall_overlaps: 0,
             path_length_ratio: Some(1.1),
+            areas: Vec::new(),
+            lines: Vec::new(),
         };
         let faster = BenchRow {
             agent_steps_per_s: 2.0,

@@ -176,18 +176,7 @@ pub fn run_scenario_with_progress(
     // Spawned in the scenario's order, so entity indices follow it.
     agents.sort_by_key(|e| e.index());
 
-    let statics: Vec<bevy_crowdfield::field::Shape> = scenario
-        .obstacles
-        .iter()
-        .filter(|o| o.kind == ObstacleKind::Static)
-        .map(|o| o.shape.clone())
-        .collect();
-    let measurer = measure::Measurer::new(
-        &scenario.measurements,
-        (settings.world_min.as_dvec2(), settings.world_max.as_dvec2()),
-        &statics,
-        period,
-    );
+    let measurer = measure::Measurer::for_scenario(&scenario, period);
     let mut recorder = metrics::Recorder::new(&agents, period, measurer);
     let max_steps = match options.stop {
         Stop::Steps(n) => n,

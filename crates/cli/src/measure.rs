@@ -28,6 +28,8 @@
 //! pedestrians on a plane.
 
 use bevy::math::DVec2;
+use bevy_crowdfield::ObstacleKind;
+use bevy_crowdfield::Scenario;
 use bevy_crowdfield::field::Shape;
 use bevy_crowdfield::scenario::Measurement;
 use serde::Serialize;
@@ -178,6 +180,26 @@ pub(crate) struct Measurer {
 }
 
 impl Measurer {
+    /// Probes for the measurements of `scenario`, in its bounds and around its static
+    /// obstacles, stepped every `period` seconds.
+    pub(crate) fn for_scenario(scenario: &Scenario, period: f64) -> Self {
+        let statics: Vec<Shape> = scenario
+            .obstacles
+            .iter()
+            .filter(|o| o.kind == ObstacleKind::Static)
+            .map(|o| o.shape.clone())
+            .collect();
+        Self::new(
+            &scenario.measurements,
+            (
+                scenario.bounds.min.as_dvec2(),
+                scenario.bounds.max.as_dvec2(),
+            ),
+            &statics,
+            period,
+        )
+    }
+
     /// Probes for `measurements` in a world of `bounds` with `statics`, stepped every `period`
     /// seconds.
     pub(crate) fn new(

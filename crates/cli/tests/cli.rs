@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bevy::math::Vec2;
+use bevy_crowdfield::scenario::Measurement;
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario, trajectories_csv};
 
 fn scenario(name: &str) -> PathBuf {
@@ -282,7 +284,21 @@ fn check_measurements(name: &str, m: &crowdfield_cli::Metrics) {
 /// without overlaps, ORCA and seek with finite measurements and the same agents.
 #[test]
 fn the_bench_steers_a_scenario_three_ways() {
-    let s = load(&scenario("crossing")).unwrap();
+    let mut s = load(&scenario("crossing")).unwrap();
+    // The west group's twelve walk east over x = 20 (a line drawn southwards: east is forward);
+    // both groups cross the middle.
+    s.measurements = vec![
+        Measurement::Line {
+            name: "east".into(),
+            a: Vec2::new(20.0, 24.0),
+            b: Vec2::new(20.0, 0.0),
+        },
+        Measurement::Area {
+            name: "middle".into(),
+            min: Vec2::new(8.0, 8.0),
+            max: Vec2::new(16.0, 16.0),
+        },
+    ];
     let options = crowdfield_cli::bench::BenchOptions {
         max_steps: 600,
         threads: 2,
@@ -311,12 +327,23 @@ fn the_bench_steers_a_scenario_three_ways() {
         assert!(r.arrival_fraction > 0.5, "{r:?}");
         // Both runs walked every agent the same way.
         assert!(r.runs_agree, "{r:?}");
+        // Every steering is measured alike: the west group over the line, once each net.
+        let east = &r.lines[0];
+        let net = east.forward as i64 - east.backward as i64;
+        if r.arrival_fraction == 1.0 {
+            assert_eq!(net, 12, "{r:?}");
+        } else {
+            assert!((0..=12).contains(&net), "{r:?}");
+        }
+        assert!(r.areas[0].occupied_steps > 0, "{r:?}");
     }
     assert_eq!((rows[0].agent_overlaps, rows[0].wall_overlaps), (0, 0));
     // Walking the descent with no avoidance makes the two groups run into each other.
     assert!(rows[2].agent_overlaps > 0, "{:?}", rows[2]);
     let table = crowdfield_cli::bench::markdown(&rows);
-    assert_eq!(table.lines().count(), 2 + 3);
+    // The main table, then a blank line and the measurements: an area and a line per steering.
+    assert_eq!(table.lines().count(), 2 + 3 + 1 + 2 + 6, "{table}");
+    assert_eq!(table.matches("| east (line) |").count(), 3, "{table}");
     assert!(!table.contains("runs differ"), "{table}");
     let mut differing = rows.clone();
     differing[1].runs_agree = false;
