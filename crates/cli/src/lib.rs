@@ -16,6 +16,7 @@ pub mod bench;
 pub mod measure;
 mod metrics;
 pub mod plot;
+pub mod steersuite;
 
 use std::path::Path;
 use std::time::Duration;

@@ -5,10 +5,11 @@
 //! crowdfield run assets/scenarios/corridor.scenario.ron --until-arrived --out out/corridor
 //! crowdfield run assets/scenarios/park.scenario.ron --steps 300 --seed 7 --out out/park
 //! crowdfield bench assets/scenarios/crossing.scenario.ron assets/scenarios/forest.scenario.ron
+//! crowdfield convert steersuite/testcases/hallway-two-way.xml --out hallway.scenario.ron
 //! ```
 //!
 //! Exit status: 0 on success, 1 when a run's outputs cannot be written, 2 when the scenario
-//! file cannot be read or is invalid (nothing is written then).
+//! file (or the test case to convert) cannot be read or is invalid (nothing is written then).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use crowdfield_cli::bench::{BenchOptions, BenchRow, bench_scenario, markdown};
+use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -60,6 +62,18 @@ enum Command {
         /// after it (README).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
+    },
+    /// Convert a SteerSuite test case (SteerBench XML) into a scenario file; what is dropped or
+    /// approximated is listed on standard error.
+    Convert {
+        /// The test case, `.xml`.
+        steersuite: PathBuf,
+        /// The scenario to write, `.ron` or `.json` (default: RON on standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seeds the agent and obstacle regions.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
     /// Run a scenario through the plugin and write trajectories.csv, metrics.json and plots.
     Run {
@@ -150,8 +164,53 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
     ExitCode::SUCCESS
 }
 
+fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64) -> ExitCode {
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let converted = match from_steersuite(&text, seed) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{}:{e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    for note in &converted.notes {
+        eprintln!("{}:{note}", path.display());
+    }
+    let Some(out) = out else {
+        println!("{}", converted.scenario.to_ron());
+        return ExitCode::SUCCESS;
+    };
+    let text = if out.extension().is_some_and(|e| e == "json") {
+        match serde_json::to_string_pretty(&converted.scenario) {
+            Ok(j) => j,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        converted.scenario.to_ron()
+    };
+    if let Err(e) = std::fs::write(&out, text) {
+        eprintln!("could not write {}: {e}", out.display());
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Convert {
+            steersuite,
+            out,
+            seed,
+        } => convert(steersuite, out, seed),
         Command::Bench {
             scenarios,
             max_steps,

@@ -417,3 +417,75 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
     assert_eq!(m.arrival_fraction, 0.5);
     assert!(m.steps < 500, "{m:?}");
 }
+
+/// A SteerSuite test case converts into a scenario that runs: two walkers swap ends of a
+/// 6 m-wide street between two blocks, and a bad case writes nothing.
+#[test]
+fn a_steersuite_test_case_converts_and_runs() {
+    let dir = scratch("steersuite");
+    let case = dir.join("swap.xml");
+    let walker = |x: f64, to: f64| {
+        format!(
+            "<agent><name>w{x}</name><initialConditions><radius>0.4</radius>\
+             <position><x>{x}</x><y>0</y><z>0.5</z></position>\
+             <direction><x>1</x><y>0</y><z>0</z></direction><speed>1.0</speed></initialConditions>\
+             <goalSequence><seekStaticTarget><targetLocation><x>{to}</x><y>0</y><z>0.5</z></targetLocation>\
+             <desiredSpeed>1.2</desiredSpeed><timeDuration>1000</timeDuration></seekStaticTarget></goalSequence></agent>\n"
+        )
+    };
+    std::fs::write(
+        &case,
+        format!(
+            "<SteerBenchTestCase xmlns=\"http://www.magix.ucla.edu/steerbench\">\n\
+             <header><version>1.0</version><name>swap</name><worldBounds><xmin>-15</xmin><xmax>15</xmax>\
+             <ymin>0</ymin><ymax>0</ymax><zmin>-8</zmin><zmax>8</zmax></worldBounds></header>\n\
+             <obstacle><xmin>-15</xmin><xmax>15</xmax><ymin>0</ymin><ymax>1</ymax><zmin>3</zmin><zmax>8</zmax></obstacle>\n\
+             <obstacle><xmin>-15</xmin><xmax>15</xmax><ymin>0</ymin><ymax>1</ymax><zmin>-8</zmin><zmax>-3</zmax></obstacle>\n\
+             {}{}</SteerBenchTestCase>\n",
+            walker(-10.0, 10.0),
+            walker(10.0, -10.0)
+        ),
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_crowdfield");
+    let out = dir.join("swap.scenario.ron");
+    let converted = Command::new(exe)
+        .arg("convert")
+        .arg(&case)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(converted.status.success(), "{converted:?}");
+    let notes = String::from_utf8_lossy(&converted.stderr);
+    assert_eq!(notes.matches("initial speed").count(), 2, "{notes}");
+    let s = load(&out).unwrap();
+    assert_eq!((s.obstacles.len(), s.agents.len()), (2, 2));
+    let m = run_scenario(&s, RunOptions::default()).metrics;
+    assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+    assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+
+    // A goal with no counterpart: exit status 2, its position, no file.
+    std::fs::write(
+        &case,
+        std::fs::read_to_string(&case)
+            .unwrap()
+            .replace("seekStaticTarget>", "fleeStaticTarget>"),
+    )
+    .unwrap();
+    let refused_out = dir.join("refused.scenario.ron");
+    let refused = Command::new(exe)
+        .arg("convert")
+        .arg(&case)
+        .arg("--out")
+        .arg(&refused_out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("swap.xml:5:") && said.contains("fleeStaticTarget"),
+        "{said}"
+    );
+    assert!(!refused_out.exists());
+}
