@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bevy_crowdfield::field::Coverage;
 use clap::{Parser, Subcommand};
 use crowdfield_cli::bench::{BenchOptions, BenchRow, bench_scenario, markdown};
 use crowdfield_cli::steersuite::from_steersuite;
@@ -74,6 +75,11 @@ enum Command {
         /// Seeds the agent and obstacle regions.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Stamp obstacles into the walkers' local maps on the cells whose centre they cover
+        /// (`obstacle_coverage: Centre`), which keeps SteerSuite's doors, sized for its 0.5 m
+        /// agents, open; without it, on every cell they touch (the default).
+        #[arg(long)]
+        centre_coverage: bool,
     },
     /// Run a scenario through the plugin and write trajectories.csv, metrics.json and plots.
     Run {
@@ -164,7 +170,7 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
     ExitCode::SUCCESS
 }
 
-fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64) -> ExitCode {
+fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> ExitCode {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
@@ -172,7 +178,12 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let converted = match from_steersuite(&text, seed) {
+    let coverage = if centre {
+        Coverage::Centre
+    } else {
+        Coverage::Touch
+    };
+    let converted = match from_steersuite(&text, seed, coverage) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{}:{e}", path.display());
@@ -210,7 +221,8 @@ fn main() -> ExitCode {
             steersuite,
             out,
             seed,
-        } => convert(steersuite, out, seed),
+            centre_coverage,
+        } => convert(steersuite, out, seed, centre_coverage),
         Command::Bench {
             scenarios,
             max_steps,

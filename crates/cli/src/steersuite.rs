@@ -33,7 +33,7 @@
 //! [`Converted::notes`]; suggested camera views are dropped without a note.
 
 use bevy::math::{DVec2, Vec2};
-use bevy_crowdfield::field::Shape;
+use bevy_crowdfield::field::{Coverage, Shape};
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::scenario::{Bounds, ScenarioAgent, ScenarioObstacle, ScenarioRegion};
 use bevy_crowdfield::steer::{ArrivalAction, LocalMapSettings};
@@ -80,8 +80,14 @@ pub enum ConvertError {
 }
 
 /// Converts the text of a SteerSuite test case. `seed` seeds the agent regions and the
-/// obstacle regions.
-pub fn from_steersuite(text: &str, seed: u64) -> Result<Converted, ConvertError> {
+/// obstacle regions; every walker's local maps stamp obstacles with `coverage`
+/// ([`LocalMapSettings::obstacle_coverage`]: SteerSuite's gaps are sized for its 0.5 m agents,
+/// and `Coverage::Centre` keeps them open).
+pub fn from_steersuite(
+    text: &str,
+    seed: u64,
+    coverage: Coverage,
+) -> Result<Converted, ConvertError> {
     // Several of SteerSuite's own files put their licence comment before the XML declaration,
     // which XML forbids and SteerSuite's reader lets pass: blank such a late declaration out
     // (spaces, so positions stay where they were).
@@ -106,6 +112,7 @@ pub fn from_steersuite(text: &str, seed: u64) -> Result<Converted, ConvertError>
     Reader {
         doc: &doc,
         seed,
+        coverage,
         notes: Vec::new(),
     }
     .read()
@@ -115,6 +122,7 @@ pub fn from_steersuite(text: &str, seed: u64) -> Result<Converted, ConvertError>
 struct Reader<'a, 'input> {
     doc: &'a Document<'input>,
     seed: u64,
+    coverage: Coverage,
     notes: Vec<String>,
 }
 
@@ -383,6 +391,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             radius: self.number(conditions, "radius")?,
             ..Default::default()
         };
+        style.local_map.obstacle_coverage = self.coverage;
         if let Some(direction) = self.child(conditions, "direction") {
             style.initial_heading = self
                 .ground(direction)?
@@ -580,7 +589,7 @@ mod tests {
 
     #[test]
     fn a_test_case_maps_onto_the_ground_plane() {
-        let c = from_steersuite(CASE, 7).unwrap();
+        let c = from_steersuite(CASE, 7, Coverage::Touch).unwrap();
         let s = &c.scenario;
         assert_eq!(s.name, "two-ways");
         assert_eq!(s.description, "A wall, a pillar and a crowd.");
@@ -671,23 +680,26 @@ mod tests {
             "<timeDuration>1000</timeDuration></seekStaticTarget>",
             "<timeDuration>1000</timeDuration></fleeStaticTarget>",
         );
-        let Err(ConvertError::At { line, message, .. }) = from_steersuite(&flee, 1) else {
+        let Err(ConvertError::At { line, message, .. }) =
+            from_steersuite(&flee, 1, Coverage::Touch)
+        else {
             panic!("a flee goal converted");
         };
         assert_eq!(line, 42, "{message}");
         assert!(message.contains("fleeStaticTarget"), "{message}");
         let bad = CASE.replace("<radius>0.75</radius>", "<radius>wide</radius>");
-        let Err(ConvertError::At { line, message, .. }) = from_steersuite(&bad, 1) else {
+        let Err(ConvertError::At { line, message, .. }) = from_steersuite(&bad, 1, Coverage::Touch)
+        else {
             panic!("a bad radius converted");
         };
         assert_eq!(line, 11, "{message}");
         let Err(ConvertError::Xml { line, .. }) =
-            from_steersuite("<SteerBenchTestCase>\n<header></head>", 1)
+            from_steersuite("<SteerBenchTestCase>\n<header></head>", 1, Coverage::Touch)
         else {
             panic!("broken XML converted");
         };
         assert_eq!(line, 2);
-        assert!(from_steersuite("<scene/>", 1).is_err());
+        assert!(from_steersuite("<scene/>", 1, Coverage::Touch).is_err());
     }
 
     #[test]
@@ -702,7 +714,7 @@ mod tests {
                 "<xmin>-20</xmin><xmax>30</xmax><ymin>0</ymin><ymax>0</ymax><zmin>-10</zmin><zmax>5</zmax>",
                 world,
             );
-            let c = from_steersuite(&case, 7).unwrap();
+            let c = from_steersuite(&case, 7, Coverage::Touch).unwrap();
             let b = c.scenario.bounds;
             // Goals reach x = 28 and y = 9 (the region's box) and the starts x = −18.
             assert_eq!(b.min.x, -18.0 - WORLD_MARGIN as f32, "{b:?}");
@@ -711,7 +723,7 @@ mod tests {
             assert!(c.notes.iter().any(|n| n.contains("grown")), "{:?}", c.notes);
         }
         // Bounds that hold everything stay as they are.
-        let c = from_steersuite(CASE, 7).unwrap();
+        let c = from_steersuite(CASE, 7, Coverage::Touch).unwrap();
         assert!(c.notes.iter().all(|n| !n.contains("grown")));
     }
 
@@ -722,7 +734,10 @@ mod tests {
             "<obstacleRegion><numObstacles>5</numObstacles><regionBounds><xmin>0</xmin><xmax>10</xmax><ymin>0</ymin><ymax>1</ymax><zmin>0</zmin><zmax>4</zmax></regionBounds><obstacleSize>1.5</obstacleSize><obstacleHeight>1</obstacleHeight></obstacleRegion><suggestedCameraView>",
         );
         let squares = |seed| {
-            from_steersuite(&case, seed).unwrap().scenario.obstacles[..5]
+            from_steersuite(&case, seed, Coverage::Touch)
+                .unwrap()
+                .scenario
+                .obstacles[..5]
                 .iter()
                 .map(|o| o.shape.clone())
                 .collect::<Vec<_>>()

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use bevy::math::Vec2;
+use bevy_crowdfield::Scenario;
 use bevy_crowdfield::scenario::Measurement;
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario, trajectories_csv};
 
@@ -488,4 +489,50 @@ fn a_steersuite_test_case_converts_and_runs() {
         "{said}"
     );
     assert!(!refused_out.exists());
+}
+
+/// Two walkers of 0.5 m radius swap sides through a 1.6 m door in a wall across the room: with
+/// obstacles stamped on the cells whose centre they cover the door stays open and both arrive
+/// without touching each other or the wall; stamped on every cell they touch (the default), it
+/// is closed in their local maps and neither gets through.
+#[test]
+fn centre_coverage_lets_wide_walkers_through_a_door() {
+    let door = |coverage: &str| {
+        Scenario::from_ron(&format!(
+            "(
+                bounds: (min: (0.0, 0.0), max: (20.0, 10.0)),
+                obstacles: [
+                    (shape: Aabb(min: (9.9, 0.0), max: (10.1, 4.2))),
+                    (shape: Aabb(min: (9.9, 5.8), max: (10.1, 10.0))),
+                ],
+                agents: [
+                    (position: (3.0, 5.0), goals: (targets: [Point((17.0, 5.0))]),
+                     style: (radius: 0.5, local_map: (obstacle_coverage: {coverage}))),
+                    (position: (17.0, 4.0), goals: (targets: [Point((3.0, 4.0))]),
+                     style: (radius: 0.5, local_map: (obstacle_coverage: {coverage}))),
+                ],
+            )"
+        ))
+        .unwrap()
+    };
+    let run = |s: &Scenario| {
+        run_scenario(
+            s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps: 300 },
+                ..Default::default()
+            },
+        )
+        .metrics
+    };
+    let open = run(&door("Centre"));
+    assert_eq!(open.arrival_fraction, 1.0, "{open:?}");
+    assert_eq!(
+        (open.agent_overlaps, open.wall_overlaps),
+        (0, 0),
+        "{open:?}"
+    );
+    assert!(open.path_length_ratio_mean.unwrap() < 1.3, "{open:?}");
+    let closed = run(&door("Touch"));
+    assert_eq!(closed.arrived, 0, "{closed:?}");
 }

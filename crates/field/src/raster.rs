@@ -18,7 +18,9 @@ use crate::grid::{GridGeometry, check_finite};
 use crate::scalar::Potential;
 
 /// Which part of a cell must lie inside the inflated shape for the cell to be marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Coverage {
     /// Any point of the cell's square: conservative, never leaks through thin walls.
     #[default]

@@ -441,7 +441,7 @@ pub struct Crowd {
     agents: Vec<Option<Agent>>,
     step: u64,
     /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius).
-    rasters: Vec<((u64, u64), StaticRaster)>,
+    rasters: Vec<(RasterKey, StaticRaster)>,
     /// How far beyond the world bounds the rasters reach.
     raster_reach: f64,
     /// Bounding boxes of `statics`.
@@ -1473,7 +1473,7 @@ impl Crowd {
             self.settings.max + DVec2::splat(reach),
         );
         for agent in self.agents.iter().flatten() {
-            let key = raster_key(agent.params.local_map.cell_size, agent.params.radius);
+            let key = raster_key(&agent.params.local_map, agent.params.radius);
             if self.rasters.len() >= MAX_STATIC_RASTERS
                 || self.rasters.iter().any(|(k, _)| *k == key)
             {
@@ -1483,6 +1483,7 @@ impl Crowd {
                 &self.statics,
                 agent.params.local_map.cell_size,
                 agent.params.radius,
+                agent.params.local_map.obstacle_coverage,
                 min,
                 max,
             ) {
@@ -1495,11 +1496,11 @@ impl Crowd {
     /// planning agents (up to [`MAX_STATIC_RASTERS`] pairs; agents with further pairs stamp
     /// their neighbours' discs one by one), with the pair's static raster counted in where
     /// [`DiscRaster::build`] can lay the counts over it.
-    fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<((u64, u64), DiscRaster)> {
-        let mut rasters: Vec<((u64, u64), DiscRaster)> = Vec::new();
+    fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<(RasterKey, DiscRaster)> {
+        let mut rasters: Vec<(RasterKey, DiscRaster)> = Vec::new();
         for agent in self.agents.iter().flatten().filter(|a| a.plans()) {
             let (cell, radius) = (agent.params.local_map.cell_size, agent.params.radius);
-            let key = raster_key(cell, radius);
+            let key = raster_key(&agent.params.local_map, radius);
             if rasters.len() >= MAX_STATIC_RASTERS || rasters.iter().any(|(k, _)| *k == key) {
                 continue;
             }
@@ -1530,9 +1531,9 @@ struct World<'a> {
     moving: &'a [(Shape, (DVec2, DVec2))],
     goals: &'a [Goal],
     step: u64,
-    rasters: &'a [((u64, u64), StaticRaster)],
+    rasters: &'a [(RasterKey, StaticRaster)],
     /// Every agent's disc of the snapshot, per (local cell size, radius) of the planning agents.
-    discs: &'a [((u64, u64), DiscRaster)],
+    discs: &'a [(RasterKey, DiscRaster)],
     /// Largest radius of any agent spawned (radii never change): how far beyond a window a
     /// stamped disc may lie.
     max_radius: f64,
@@ -1619,7 +1620,7 @@ impl World<'_> {
         } else {
             stamp_reach
         };
-        let key = raster_key(agent.params.local_map.cell_size, agent.params.radius);
+        let key = raster_key(&agent.params.local_map, agent.params.radius);
         let disc_raster = self.discs.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
         let Neighbours {
             discs: neighbours,
@@ -1737,6 +1738,7 @@ impl World<'_> {
 
         // Local map.
         let radius = agent.params.radius;
+        let coverage = agent.params.local_map.obstacle_coverage;
         let local = &mut agent.local;
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();
@@ -1749,7 +1751,7 @@ impl World<'_> {
             None => {
                 for shape in self.statics {
                     if shape_near(shape, lo, hi, radius) {
-                        local.stamp_obstacle(shape, radius, Coverage::Touch);
+                        local.stamp_obstacle(shape, radius, coverage);
                     }
                 }
             }
@@ -1757,7 +1759,7 @@ impl World<'_> {
         for (shape, (slo, shi)) in self.moving {
             let grow = DVec2::splat(radius);
             if boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
-                local.stamp_obstacle(shape, radius, Coverage::Touch);
+                local.stamp_obstacle(shape, radius, coverage);
             }
         }
         match disc_raster {
@@ -2217,8 +2219,16 @@ fn refresh_search(
     }
 }
 
-fn raster_key(cell_size: f64, radius: f64) -> (u64, u64) {
-    (cell_size.to_bits(), radius.to_bits())
+/// What a static raster depends on: the local cell size, the agent radius and the obstacle
+/// coverage.
+type RasterKey = (u64, u64, Coverage);
+
+fn raster_key(map: &LocalMapSettings, radius: f64) -> RasterKey {
+    (
+        map.cell_size.to_bits(),
+        radius.to_bits(),
+        map.obstacle_coverage,
+    )
 }
 
 fn shape_near(shape: &Shape, lo: DVec2, hi: DVec2, inflation: f64) -> bool {

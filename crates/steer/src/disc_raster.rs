@@ -381,6 +381,7 @@ mod tests {
                 }],
                 0.5,
                 0.25,
+                crowdfield_field::Coverage::Touch,
                 DVec2::splat(-14.0),
                 DVec2::splat(42.0),
             )

@@ -51,6 +51,13 @@ pub struct LocalMapSettings {
     pub view_angle: f64,
     /// Arithmetic of the relaxation sweeps (the map itself is always `f64`).
     pub precision: LocalPrecision,
+    /// Which cells a static or moving obstacle, grown by the agent's radius, closes:
+    /// [`Coverage::Touch`] (the default) every cell it reaches into, so any point of a free
+    /// cell clears the obstacle; [`Coverage::Centre`] the cells whose centre it covers, which
+    /// keeps gaps up to a cell wider open (a 1.6 m door stays two 0.5 m cells wide for agents
+    /// of 0.5 m radius, where `Touch` closes it), and leaves the clearance to the collision
+    /// guard. The seeds grow obstacles by the radius without saying which cells that marks.
+    pub obstacle_coverage: Coverage,
 }
 
 /// How a local map's sweeps are computed.
@@ -82,6 +89,7 @@ impl Default for LocalMapSettings {
             initial_value: 0.9,
             view_angle: std::f64::consts::TAU,
             precision: LocalPrecision::default(),
+            obstacle_coverage: Coverage::Touch,
         }
     }
 }
@@ -630,36 +638,76 @@ mod tests {
                 thickness: 0.1,
             },
         ];
-        let s = LocalMapSettings::default();
-        let radius = 0.27;
-        let raster = StaticRaster::build(
-            &statics,
-            s.cell_size,
-            radius,
-            DVec2::splat(-20.0),
-            DVec2::splat(20.0),
-        )
-        .unwrap();
-        for k in 0..40 {
-            let pos = DVec2::new(-2.0 + 0.137 * k as f64, 1.5 - 0.091 * k as f64);
-            let mut slow = LocalMap::new(s, pos).unwrap();
-            let mut fast = slow.clone();
-            for shape in &statics {
-                slow.stamp_obstacle(shape, radius, Coverage::Touch);
-            }
-            fast.stamp_lattice(&raster);
-            let other = pos + DVec2::new(0.9 - 0.05 * k as f64, 0.4);
-            slow.stamp_obstacle(
-                &Shape::Disc {
-                    centre: other,
-                    radius: 0.3,
-                },
+        for coverage in [Coverage::Touch, Coverage::Centre] {
+            let s = LocalMapSettings::default();
+            let radius = 0.27;
+            let raster = StaticRaster::build(
+                &statics,
+                s.cell_size,
                 radius,
-                Coverage::Centre,
-            );
-            fast.stamp_disc(other, 0.3, radius);
-            assert_eq!(slow.field().kinds(), fast.field().kinds(), "position {pos}");
+                coverage,
+                DVec2::splat(-20.0),
+                DVec2::splat(20.0),
+            )
+            .unwrap();
+            for k in 0..40 {
+                let pos = DVec2::new(-2.0 + 0.137 * k as f64, 1.5 - 0.091 * k as f64);
+                let mut slow = LocalMap::new(s, pos).unwrap();
+                let mut fast = slow.clone();
+                for shape in &statics {
+                    slow.stamp_obstacle(shape, radius, coverage);
+                }
+                fast.stamp_lattice(&raster);
+                let other = pos + DVec2::new(0.9 - 0.05 * k as f64, 0.4);
+                slow.stamp_obstacle(
+                    &Shape::Disc {
+                        centre: other,
+                        radius: 0.3,
+                    },
+                    radius,
+                    Coverage::Centre,
+                );
+                fast.stamp_disc(other, 0.3, radius);
+                assert_eq!(
+                    slow.field().kinds(),
+                    fast.field().kinds(),
+                    "position {pos}, {coverage:?}"
+                );
+            }
         }
+    }
+
+    /// A 1.6 m door for an agent of 0.5 m radius, 0.5 m cells: walls grown by the radius and
+    /// stamped on every cell they touch leave no free cell in the doorway; stamped on the cells
+    /// whose centre they cover, they leave the door two cells wide.
+    #[test]
+    fn centre_coverage_keeps_a_door_open_that_touch_closes() {
+        // A wall along x = 0 (0.2 m thick), the door between y = −0.3 and 1.3.
+        let walls = [
+            Shape::Aabb {
+                min: DVec2::new(-0.2, -9.0),
+                max: DVec2::new(0.0, -0.3),
+            },
+            Shape::Aabb {
+                min: DVec2::new(-0.2, 1.3),
+                max: DVec2::new(0.0, 9.0),
+            },
+        ];
+        let open = |coverage: Coverage| {
+            let mut m =
+                LocalMap::new(LocalMapSettings::default(), DVec2::new(-1.75, 0.25)).unwrap();
+            for wall in &walls {
+                m.stamp_obstacle(wall, 0.5, coverage);
+            }
+            // The window's column holding x ∈ [−0.5, 0), the doorway in the wall's middle,
+            // over the update zone (rows 2 to 12; the free ring is never stamped).
+            let x = m.field().geometry().world_to_cell(DVec2::new(-0.25, 0.0)).x as usize;
+            (2..13)
+                .filter(|&y| m.field().kind(x, y) == Some(CellKind::Free))
+                .count()
+        };
+        assert_eq!(open(Coverage::Touch), 0);
+        assert_eq!(open(Coverage::Centre), 2);
     }
 
     proptest::proptest! {
@@ -702,6 +750,7 @@ mod tests {
                 &statics,
                 s.cell_size,
                 radius,
+                Coverage::Touch,
                 DVec2::splat(-25.0),
                 DVec2::splat(25.0),
             )

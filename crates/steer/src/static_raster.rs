@@ -20,6 +20,8 @@ pub(crate) struct StaticRaster {
     geometry: GridGeometry,
     /// Radius the shapes are grown by.
     inflation: f64,
+    /// Which cells a grown shape marks.
+    coverage: Coverage,
     /// Lattice cell of mask cell (0, 0).
     first: IVec2,
     width: usize,
@@ -32,12 +34,13 @@ pub(crate) struct StaticRaster {
 }
 
 impl StaticRaster {
-    /// Rasterises `statics` grown by `inflation` with touch coverage on the lattice of
+    /// Rasterises `statics` grown by `inflation` with `coverage` on the lattice of
     /// `cell_size`, over `[min, max]`. Lattice cells outside count as free.
     pub(crate) fn build(
         statics: &[Shape],
         cell_size: f64,
         inflation: f64,
+        coverage: Coverage,
         min: DVec2,
         max: DVec2,
     ) -> Option<Self> {
@@ -55,13 +58,14 @@ impl StaticRaster {
             GridGeometry::new(first.as_dvec2() * cell_size, cell_size, width, height).ok()?;
         let mut counts = vec![0; width * height];
         for shape in statics {
-            for (x, y) in shape.cells(&geometry, inflation, Coverage::Touch).ok()? {
+            for (x, y) in shape.cells(&geometry, inflation, coverage).ok()? {
                 counts[y * width + x] = STATIC;
             }
         }
         let mut raster = Self {
             geometry,
             inflation,
+            coverage,
             first,
             width,
             height,
@@ -121,7 +125,7 @@ impl StaticRaster {
             if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
                 continue;
             }
-            let Ok(cells) = shape.cells(&self.geometry, self.inflation, Coverage::Touch) else {
+            let Ok(cells) = shape.cells(&self.geometry, self.inflation, self.coverage) else {
                 continue;
             };
             for (x, y) in cells.into_iter().filter(|&(x, y)| region.contains(x, y)) {
@@ -241,18 +245,26 @@ mod tests {
         let bounds = |s: &[Shape]| -> Vec<(DVec2, DVec2)> {
             s.iter().map(|s| s.bounds().unwrap()).collect()
         };
-        let mut raster = StaticRaster::build(std::slice::from_ref(&a), 0.5, 0.3, min, max).unwrap();
+        let mut raster = StaticRaster::build(
+            std::slice::from_ref(&a),
+            0.5,
+            0.3,
+            Coverage::Touch,
+            min,
+            max,
+        )
+        .unwrap();
         // Add b.
         let both = [a.clone(), b.clone()];
         let (lo, hi) = b.bounds().unwrap();
         raster.refresh(lo, hi, &both, &bounds(&both));
-        let fresh = StaticRaster::build(&both, 0.5, 0.3, min, max).unwrap();
+        let fresh = StaticRaster::build(&both, 0.5, 0.3, Coverage::Touch, min, max).unwrap();
         assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
         // Remove a (it overlaps b, whose cells must survive).
         let only_b = [b.clone()];
         let (lo, hi) = a.bounds().unwrap();
         raster.refresh(lo, hi, &only_b, &bounds(&only_b));
-        let fresh = StaticRaster::build(&only_b, 0.5, 0.3, min, max).unwrap();
+        let fresh = StaticRaster::build(&only_b, 0.5, 0.3, Coverage::Touch, min, max).unwrap();
         assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
         assert!(raster.counts.iter().any(|c| *c != 0));
     }
@@ -269,6 +281,7 @@ mod tests {
             std::slice::from_ref(&shape),
             0.5,
             0.3,
+            Coverage::Touch,
             DVec2::splat(-2.0),
             DVec2::splat(3.0),
         )
