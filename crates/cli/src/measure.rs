@@ -55,11 +55,11 @@ pub fn weidmann_speed(density: f64) -> f64 {
 
 /// One agent as the measurements see it after a step.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// Where it stood before the step.
-    pub previous: DVec2,
+    pub(crate) previous: DVec2,
     /// Where it stands now.
-    pub position: DVec2,
+    pub(crate) position: DVec2,
 }
 
 /// An area after one step.
@@ -358,15 +358,22 @@ impl Lattice {
         let n = ((hi - lo) / h + 1e-9).floor().max(DVec2::ZERO);
         let (width, height) = (n.x as usize, n.y as usize);
         let origin = lo + DVec2::splat(0.5 * h);
+        // Only the shapes whose box reaches the lattice, each tested only inside its box.
+        let near: Vec<(&Shape, (DVec2, DVec2))> = statics
+            .iter()
+            .filter_map(|s| s.bounds().ok().map(|b| (s, b)))
+            .filter(|(_, (slo, shi))| slo.cmple(hi).all() && shi.cmpge(lo).all())
+            .collect();
         let mut kind = Vec::with_capacity(width * height);
         for j in 0..height {
             for i in 0..width {
                 let p = origin + DVec2::new(i as f64, j as f64) * h;
                 kind.push(
-                    if statics
-                        .iter()
-                        .any(|s| s.distance(p).map_or(true, |d| d <= 0.0))
-                    {
+                    if near.iter().any(|(s, (slo, shi))| {
+                        p.cmpge(*slo).all()
+                            && p.cmple(*shi).all()
+                            && s.distance(p).map_or(true, |d| d <= 0.0)
+                    }) {
                         Self::BLOCKED
                     } else if p.cmpge(min).all() && p.cmplt(max).all() {
                         Self::INSIDE
