@@ -181,6 +181,41 @@ impl BenchRow {
     }
 }
 
+/// Writes, for every scenario of `rows` with measurement areas, `<scenario>-<area>.png` into
+/// `dir`: the area's fundamental diagram for each steering, in the order of the rows
+/// (crowdfield dark blue, ORCA orange, seek green; see [`crate::plot_fundamental_diagram`]).
+/// Returns the files written.
+pub fn write_fundamental_diagrams(
+    dir: &std::path::Path,
+    rows: &[BenchRow],
+) -> Result<Vec<std::path::PathBuf>, crate::plot::PlotError> {
+    let mut written = Vec::new();
+    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
+    scenarios.dedup();
+    for scenario in scenarios {
+        let of: Vec<&BenchRow> = rows.iter().filter(|r| r.scenario == scenario).collect();
+        let Some(first) = of.first() else { continue };
+        for (k, area) in first.areas.iter().enumerate() {
+            let areas: Vec<AreaReport> =
+                of.iter().filter_map(|r| r.areas.get(k).cloned()).collect();
+            let name: String = format!("{scenario}-{}", area.name)
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            let path = dir.join(format!("{name}.png"));
+            crate::plot_fundamental_diagram(&path, &areas)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
 /// The middle of sorted `values` (the mean of the two middle ones for an even count).
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {

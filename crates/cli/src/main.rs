@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use bevy_crowdfield::field::Coverage;
 use clap::{Parser, Subcommand};
-use crowdfield_cli::bench::{BenchOptions, BenchRow, bench_scenario, markdown};
+use crowdfield_cli::bench::{
+    BenchOptions, BenchRow, bench_scenario, markdown, write_fundamental_diagrams,
+};
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -41,7 +43,8 @@ enum Command {
         scenario: PathBuf,
     },
     /// Steer the same scenarios with crowdfield, ORCA (dodgy_2d) and a seek baseline; write
-    /// bench.md and bench.json.
+    /// bench.md, bench.json and, for scenarios with measurement areas, each area's fundamental
+    /// diagram for the three steerings.
     Bench {
         /// Scenario files (default: the shipped comparison set).
         scenarios: Vec<PathBuf>,
@@ -162,7 +165,12 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
     };
     let written = std::fs::create_dir_all(&out)
         .and_then(|()| std::fs::write(out.join("bench.md"), &table))
-        .and_then(|()| std::fs::write(out.join("bench.json"), json));
+        .and_then(|()| std::fs::write(out.join("bench.json"), json))
+        .and_then(|()| {
+            write_fundamental_diagrams(&out, &rows)
+                .map(|_| ())
+                .map_err(std::io::Error::other)
+        });
     if let Err(e) = written {
         eprintln!("could not write to {}: {e}", out.display());
         return ExitCode::from(1);

@@ -345,6 +345,11 @@ fn the_bench_steers_a_scenario_three_ways() {
     // The main table, then a blank line and the measurements: an area and a line per steering.
     assert_eq!(table.lines().count(), 2 + 3 + 1 + 2 + 6, "{table}");
     assert_eq!(table.matches("| east (line) |").count(), 3, "{table}");
+    // One diagram per area, the three steerings in it.
+    let dir = scratch("bench_diagrams");
+    let drawn = crowdfield_cli::bench::write_fundamental_diagrams(&dir, &rows).unwrap();
+    assert_eq!(drawn, [dir.join("crossing-middle.png")]);
+    assert!(std::fs::read(&drawn[0]).unwrap().starts_with(b"\x89PNG"));
     assert!(!table.contains("runs differ"), "{table}");
     let mut differing = rows.clone();
     differing[1].runs_agree = false;
