@@ -210,7 +210,8 @@ pub struct ScenarioRegion {
     /// Upper-right corner.
     #[serde(deserialize_with = "finite_vec2")]
     pub max: Vec2,
-    /// How many agents.
+    /// How many agents (at most [`MAX_REGION_AGENTS`]).
+    #[serde(deserialize_with = "valid_count")]
     pub count: usize,
     /// Seed of the placement (and, mixed with each agent's index, of its own stream).
     #[serde(default)]
@@ -222,6 +223,10 @@ pub struct ScenarioRegion {
     #[serde(default, deserialize_with = "valid_style")]
     pub style: AgentStyle,
 }
+
+/// The most agents one region may ask for: far beyond what a crowd steps in real time, and
+/// small enough that placing them cannot overflow.
+pub const MAX_REGION_AGENTS: usize = 1_000_000;
 
 /// Why a scenario file was rejected.
 #[derive(Debug, thiserror::Error)]
@@ -324,7 +329,10 @@ impl Scenario {
             let hi = region.max.as_dvec2() - r;
             let mut made = 0;
             let mut tries = 0;
-            while made < region.count && tries < 200 * region.count.max(1) && lo.cmple(hi).all() {
+            while made < region.count
+                && tries < region.count.max(1).saturating_mul(200)
+                && lo.cmple(hi).all()
+            {
                 tries += 1;
                 let p = lo + (hi - lo) * bevy::math::DVec2::new(rng.unit(), rng.unit());
                 let clear_agents = placed
@@ -548,6 +556,17 @@ fn valid_settings<'de, D: Deserializer<'de>>(d: D) -> Result<ScenarioSettings, D
         }
     }
     Ok(s)
+}
+
+fn valid_count<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let count = usize::deserialize(d)?;
+    if count <= MAX_REGION_AGENTS {
+        Ok(count)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "a region holds at most {MAX_REGION_AGENTS} agents, got {count}"
+        )))
+    }
 }
 
 fn valid_shape<'de, D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {

@@ -94,6 +94,12 @@ fn malformed_files_name_the_position() {
     );
     assert_eq!(line, 5, "{message}");
     assert!(message.contains("line ends"), "{message}");
+    // A region asking for more agents than any crowd steps, on line 3.
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  regions: [(min: (1, 1), max: (9, 9), count: 18446744073709551615)],\n)",
+    );
+    assert_eq!(line, 3, "{message}");
+    assert!(message.contains("at most"), "{message}");
     // JSON too.
     match Scenario::from_json("{\"bounds\": {\"min\": [0, 0],\n \"max\": [1]}}") {
         Err(ScenarioError::Parse { line, .. }) => assert_eq!(line, 2),

@@ -14,7 +14,7 @@
 //! | `orientedBoxObstacle` (`size` = full lengths along its x and z, `thetaY` in degrees) | `RotatedBox` with half the lengths, turned `thetaY` counter-clockwise |
 //! | `obstacleRegion` (`numObstacles` squares of `obstacleSize`) | that many `Aabb` squares inside the region, placed by a seeded draw of ours (not SteerSuite's draw) |
 //! | `agent` | an agent; a `random` position becomes a region of one over the world |
-//! | `agentRegion` (`numAgents`, `regionBounds`) | a region, seeded from `--seed` and its index |
+//! | `agentRegion` (`numAgents`, `regionBounds`) | a region; regions and obstacle regions draw from one ChaCha8 stream seeded by `--seed`, in file order |
 //! | `initialConditions/radius`, `direction` | `style.radius`, `style.initial_heading` (`random`: the first descent) |
 //! | `seekStaticTarget/targetLocation` | a `Point` target |
 //! | `seekAxisAlignedBoxRegion/goalRegionBounds` | a `Region(Aabb)` target |
@@ -35,7 +35,9 @@
 use bevy::math::{DVec2, Vec2};
 use bevy_crowdfield::field::{Coverage, Shape};
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::scenario::{Bounds, ScenarioAgent, ScenarioObstacle, ScenarioRegion};
+use bevy_crowdfield::scenario::{
+    Bounds, MAX_REGION_AGENTS, ScenarioAgent, ScenarioObstacle, ScenarioRegion,
+};
 use bevy_crowdfield::steer::{ArrivalAction, LocalMapSettings};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -179,6 +181,19 @@ impl<'a, 'input> Reader<'a, 'input> {
         }
     }
 
+    /// The whole number in child `name`, at most `max`.
+    fn count(&self, node: Node<'a, 'input>, name: &str, max: usize) -> Result<usize, ConvertError> {
+        let child = self.required(node, name)?;
+        let text = child.text().unwrap_or("").trim();
+        match text.parse::<usize>() {
+            Ok(n) if n <= max => Ok(n),
+            _ => Err(self.error(
+                child,
+                format!("<{name}> must be a whole number up to {max}, got {text:?}"),
+            )),
+        }
+    }
+
     /// A tuple as a ground point `(x, −z)`, or `None` when it is `<random>true</random>`.
     fn ground(&self, node: Node<'a, 'input>) -> Result<Option<DVec2>, ConvertError> {
         if let Some(random) = self.child(node, "random")
@@ -276,7 +291,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                     }));
                 }
                 "obstacleRegion" => {
-                    let count = self.number(node, "numObstacles")? as usize;
+                    let count = self.count(node, "numObstacles", MAX_REGION_AGENTS)?;
                     let side = self.number(node, "obstacleSize")?;
                     let (lo, hi) = self.footprint(self.required(node, "regionBounds")?)?;
                     let room = (hi - lo - DVec2::splat(side)).max(DVec2::ZERO);
@@ -324,7 +339,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                     scenario.regions.push(ScenarioRegion {
                         min: lo.as_vec2(),
                         max: hi.as_vec2(),
-                        count: self.number(node, "numAgents")? as usize,
+                        count: self.count(node, "numAgents", MAX_REGION_AGENTS)?,
                         seed: draw.random(),
                         goals,
                         style,
