@@ -136,15 +136,6 @@ impl TryFrom<RawMeasurement> for Measurement {
     }
 }
 
-impl Measurement {
-    /// The measurement's label.
-    pub fn name(&self) -> &str {
-        match self {
-            Self::Area { name, .. } | Self::Line { name, .. } => name,
-        }
-    }
-}
-
 /// An axis-aligned rectangle.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -157,39 +157,42 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
 impl BenchRow {
     /// Whether `other` walked the agents as this row did: everything but the speeds.
     pub fn same_walk(&self, other: &BenchRow) -> bool {
-        (
-            &self.scenario,
-            self.steering,
-            self.agents,
-            self.steps,
-            self.arrival_fraction,
-            self.agent_overlaps,
-            self.agent_overlap_max_m,
-            self.wall_overlaps,
-            self.path_length_ratio,
-        ) == (
-            &other.scenario,
-            other.steering,
-            other.agents,
-            other.steps,
-            other.arrival_fraction,
-            other.agent_overlaps,
-            other.agent_overlap_max_m,
-            other.wall_overlaps,
-            other.path_length_ratio,
-        )
+        self.areas == other.areas
+            && self.lines == other.lines
+            && (
+                &self.scenario,
+                self.steering,
+                self.agents,
+                self.steps,
+                self.arrival_fraction,
+                self.agent_overlaps,
+                self.agent_overlap_max_m,
+                self.wall_overlaps,
+                self.path_length_ratio,
+            ) == (
+                &other.scenario,
+                other.steering,
+                other.agents,
+                other.steps,
+                other.arrival_fraction,
+                other.agent_overlaps,
+                other.agent_overlap_max_m,
+                other.wall_overlaps,
+                other.path_length_ratio,
+            )
     }
 }
 
 /// Writes, for every scenario of `rows` with measurement areas, `<scenario>-<area>.png` into
-/// `dir`: the area's fundamental diagram for each steering, in the order of the rows
+/// `dir` (characters other than ASCII letters, digits and `-` become `-`; an unnamed area is
+/// `area<index>`): the area's fundamental diagram for each steering, in the order of the rows
 /// (crowdfield dark blue, ORCA orange, seek green; see [`crate::plot_fundamental_diagram`]).
 /// Returns the files written.
 pub fn write_fundamental_diagrams(
     dir: &std::path::Path,
     rows: &[BenchRow],
 ) -> Result<Vec<std::path::PathBuf>, crate::plot::PlotError> {
-    let mut written = Vec::new();
+    let mut written: Vec<std::path::PathBuf> = Vec::new();
     let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
     scenarios.dedup();
     for scenario in scenarios {
@@ -198,7 +201,12 @@ pub fn write_fundamental_diagrams(
         for (k, area) in first.areas.iter().enumerate() {
             let areas: Vec<AreaReport> =
                 of.iter().filter_map(|r| r.areas.get(k).cloned()).collect();
-            let name: String = format!("{scenario}-{}", area.name)
+            let label = if area.name.is_empty() {
+                format!("area{k}")
+            } else {
+                area.name.clone()
+            };
+            let name: String = format!("{scenario}-{label}")
                 .chars()
                 .map(|c| {
                     if c.is_ascii_alphanumeric() || c == '-' {
@@ -208,7 +216,12 @@ pub fn write_fundamental_diagrams(
                     }
                 })
                 .collect();
-            let path = dir.join(format!("{name}.png"));
+            // Names that differ only in characters a file name cannot hold get the area's
+            // index as well, so that no diagram overwrites another.
+            let mut path = dir.join(format!("{name}.png"));
+            if written.contains(&path) {
+                path = dir.join(format!("{name}-{k}.png"));
+            }
             crate::plot_fundamental_diagram(&path, &areas)?;
             written.push(path);
         }
@@ -646,7 +659,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
                     "| {} | {:?} | {} (area) | Voronoi density mean {:.2}, max {:.2} per m²; speed mean {:.2} m/s |\n",
                     r.scenario,
                     r.steering,
-                    a.name,
+                    a.name.replace('|', "\\|"),
                     a.voronoi_density_mean,
                     a.voronoi_density_max,
                     a.voronoi_speed_mean_m_s
@@ -657,7 +670,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
                     "| {} | {:?} | {} (line) | {} forward, {} backward; flow {} per s, {} per s and m |\n",
                     r.scenario,
                     r.steering,
-                    l.name,
+                    l.name.replace('|', "\\|"),
                     l.forward,
                     l.backward,
                     l.flow_per_s.map_or("–".to_string(), |j| format!("{j:.2}")),
@@ -724,9 +737,57 @@ mod tests {
                 path_length_ratio: None,
                 ..row.clone()
             },
+            BenchRow {
+                lines: vec![LineReport {
+                    name: "door".into(),
+                    a: [0.0, 0.0],
+                    b: [0.0, 1.0],
+                    width_m: 1.0,
+                    forward: 1,
+                    backward: 0,
+                    first_crossing_s: Some(1.0),
+                    last_crossing_s: Some(1.0),
+                    flow_per_s: None,
+                    specific_flow: None,
+                }],
+                ..row.clone()
+            },
         ] {
             assert!(!row.same_walk(&other), "{other:?}");
         }
+    }
+
+    /// One diagram per area and scenario; names a file cannot hold become `-`, an unnamed
+    /// area is numbered, and two names that come out alike do not overwrite each other.
+    #[test]
+    fn diagrams_get_a_file_each() {
+        let area = crate::measure::empty_area;
+        let row = BenchRow {
+            scenario: "s".into(),
+            steering: Steering::Crowdfield,
+            agents: 1,
+            steps: 1,
+            agent_steps_per_s: 1.0,
+            runs_agent_steps_per_s: vec![1.0],
+            runs_agree: true,
+            arrival_fraction: 1.0,
+            agent_overlaps: 0,
+            agent_overlap_max_m: 0.0,
+            wall_overlaps: 0,
+            path_length_ratio: None,
+            areas: vec![area("a b"), area("a/b"), area("")],
+            lines: Vec::new(),
+        };
+        let dir = std::env::temp_dir().join(format!("crowdfield-diagrams-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let written = write_fundamental_diagrams(&dir, &[row.clone(), row]).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["s-a-b.png", "s-a-b-1.png", "s-area2.png"]);
+        assert!(written.iter().all(|p| p.exists()));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! `CrowdfieldPlugins`, one planner step per app update) and measures the crowd: trajectories,
 //! arrivals, overlaps, path lengths and planner time, and, where the scenario names measurement
 //! areas and lines, fundamental diagrams and flows ([`measure`]). The `crowdfield` binary wraps
-//! it (`crowdfield run`, `crowdfield validate`, `crowdfield bench`); tests call [`run_scenario`]
-//! directly.
+//! it (`crowdfield run`, `validate`, `bench` and `convert`, the last through [`steersuite`]);
+//! tests call [`run_scenario`] directly.
 //!
 //! Metrics follow the crowd-evaluation practice summarised in the project's research notes
 //! (SteerSuite-style counts): an overlap is a pair of agents whose discs intersect by more than

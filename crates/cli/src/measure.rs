@@ -256,11 +256,14 @@ impl Measurer {
                 }
             }
         }
+        if self.areas.is_empty() {
+            return;
+        }
+        let speeds: Vec<(DVec2, f64)> = agents
+            .iter()
+            .map(|a| (a.position, (a.position - a.previous).length() / self.period))
+            .collect();
         for area in &mut self.areas {
-            let speeds: Vec<(DVec2, f64)> = agents
-                .iter()
-                .map(|a| (a.position, (a.position - a.previous).length() / self.period))
-                .collect();
             area.samples.push(area_sample(area, &speeds, step, time));
         }
     }
@@ -400,7 +403,7 @@ fn area_sample(area: &AreaProbe, agents: &[(DVec2, f64)], step: u64, time: f64) 
         .iter()
         .filter(|(p, _)| p.cmpge(area.min).all() && p.cmplt(area.max).all())
         .count();
-    // Agents whose cells may reach the lattice, binned by cut-off-wide cells.
+    // Agents whose cells may reach the lattice (within the cut-off of a point of it).
     let near: Vec<(DVec2, f64)> = agents
         .iter()
         .copied()
@@ -538,7 +541,7 @@ pub fn measurements_csv(areas: &[AreaReport]) -> String {
         for s in &area.samples {
             out.push_str(&format!(
                 "{},{},{:.4},{},{:.4},{:.4},{:.4},{:.4}\n",
-                area.name,
+                csv_field(&area.name),
                 s.step,
                 s.time_s,
                 s.agents,
@@ -552,9 +555,62 @@ pub fn measurements_csv(areas: &[AreaReport]) -> String {
     out
 }
 
+/// An area report with no measurements, for tests.
+#[cfg(test)]
+pub(crate) fn empty_area(name: &str) -> AreaReport {
+    AreaReport {
+        name: name.into(),
+        min: [0.0; 2],
+        max: [1.0; 2],
+        area_m2: 1.0,
+        occupied_steps: 0,
+        voronoi_density_mean: 0.0,
+        voronoi_density_max: 0.0,
+        voronoi_speed_mean_m_s: 0.0,
+        bins: Vec::new(),
+        samples: Vec::new(),
+    }
+}
+
+/// `text` as one CSV field: quoted, with its quotes doubled, where it holds a comma, a quote or
+/// a line break.
+fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn area_names_stay_one_csv_field() {
+        assert_eq!(csv_field("before the door"), "before the door");
+        assert_eq!(csv_field("a, \"b\""), "\"a, \"\"b\"\"\"");
+        let report = AreaReport {
+            samples: vec![AreaSample {
+                step: 1,
+                time_s: 0.5,
+                agents: 0,
+                density: 0.0,
+                voronoi_density: 0.0,
+                voronoi_speed_m_s: 0.0,
+                specific_flow: 0.0,
+            }],
+            ..empty_area("left, front")
+        };
+        let csv = measurements_csv(&[report]);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("\"left, front\",1,"),
+            "{csv}"
+        );
+    }
 
     fn probe(min: DVec2, max: DVec2) -> Measurer {
         Measurer::new(

@@ -27,9 +27,12 @@
 //! [`WORLD_MARGIN`] to spare.
 //! A desired speed above what one planner step can cover (a local cell per step: 1.75 m/s at
 //! the default 3.5 steps/s and 0.5 m cells) is lowered to it. Targets that move or flee, flows,
-//! idling and random targets have no counterpart yet: they are errors with their position.
+//! idling and random targets have no counterpart yet: they are errors with their position, as
+//! are values no scenario holds (a radius that is not positive, a negative time limit or
+//! extent, a count above [`MAX_REGION_AGENTS`]); the result is read back as a scenario file
+//! before it is returned.
 //! What is dropped or approximated (initial speeds, emitters, the per-goal steering choices
-//! some cases carry in `<Behaviour>`, later goals' other speeds) is listed in
+//! some cases carry in `<Behaviour>` and `<state>`, later goals' other speeds) is listed in
 //! [`Converted::notes`]; suggested camera views are dropped without a note.
 
 use bevy::math::{DVec2, Vec2};
@@ -147,6 +150,14 @@ impl<'a, 'input> Reader<'a, 'input> {
         let pos = self.doc.text_pos_at(node.range().start);
         self.notes
             .push(format!("{}:{}: {message}", pos.row, pos.col));
+    }
+
+    /// `shape`, if it is a valid one; an error at `node` if not.
+    fn checked(&self, node: Node, shape: Shape) -> Result<Shape, ConvertError> {
+        shape
+            .validate()
+            .map_err(|e| self.error(node, e.to_string()))?;
+        Ok(shape)
     }
 
     /// The element child of `node` named `name`.
@@ -275,24 +286,27 @@ impl<'a, 'input> Reader<'a, 'input> {
                 "circleObstacle" => {
                     let radius = self.number(node, "radius")?;
                     let centre = self.point(node, "position")?;
-                    scenario
-                        .obstacles
-                        .push(fixed(Shape::Disc { centre, radius }));
+                    let disc = self.checked(node, Shape::Disc { centre, radius })?;
+                    scenario.obstacles.push(fixed(disc));
                 }
                 "orientedBoxObstacle" => {
                     let size = self.required(node, "size")?;
                     let half = DVec2::new(self.number(size, "x")?, self.number(size, "z")?) * 0.5;
                     let centre = self.point(node, "position")?;
                     let angle = self.number(node, "thetaY")?.to_radians();
-                    scenario.obstacles.push(fixed(Shape::RotatedBox {
+                    let rotated = Shape::RotatedBox {
                         centre,
                         half_extents: half,
                         angle,
-                    }));
+                    };
+                    scenario.obstacles.push(fixed(self.checked(node, rotated)?));
                 }
                 "obstacleRegion" => {
                     let count = self.count(node, "numObstacles", MAX_REGION_AGENTS)?;
                     let side = self.number(node, "obstacleSize")?;
+                    if side <= 0.0 {
+                        return Err(self.error(node, "<obstacleSize> must be positive"));
+                    }
                     let (lo, hi) = self.footprint(self.required(node, "regionBounds")?)?;
                     let room = (hi - lo - DVec2::splat(side)).max(DVec2::ZERO);
                     for _ in 0..count {
@@ -383,6 +397,10 @@ impl<'a, 'input> Reader<'a, 'input> {
             scenario.regions[k].min = scenario.bounds.min;
             scenario.regions[k].max = scenario.bounds.max;
         }
+        // Whatever slipped past the checks above: the file written must read back.
+        if let Err(e) = Scenario::from_ron(&scenario.to_ron()) {
+            return Err(self.error(root, format!("the converted scenario is invalid: {e}")));
+        }
         Ok(Converted {
             scenario,
             notes: self.notes,
@@ -402,8 +420,15 @@ impl<'a, 'input> Reader<'a, 'input> {
         node: Node<'a, 'input>,
         conditions: Node<'a, 'input>,
     ) -> Result<(AgentGoals, AgentStyle), ConvertError> {
+        let radius = self.number(conditions, "radius")?;
+        if radius <= 0.0 {
+            return Err(self.error(
+                self.required(conditions, "radius")?,
+                format!("a radius must be positive, got {radius}"),
+            ));
+        }
         let mut style = AgentStyle {
-            radius: self.number(conditions, "radius")?,
+            radius,
             ..Default::default()
         };
         style.local_map.obstacle_coverage = self.coverage;
@@ -447,8 +472,9 @@ impl<'a, 'input> Reader<'a, 'input> {
                     GoalTarget::Point(self.point(goal, "targetLocation")?.as_vec2())
                 }
                 "seekAxisAlignedBoxRegion" => {
-                    let (lo, hi) = self.footprint(self.required(goal, "goalRegionBounds")?)?;
-                    GoalTarget::Region(Shape::Aabb { min: lo, max: hi })
+                    let bounds = self.required(goal, "goalRegionBounds")?;
+                    let (lo, hi) = self.footprint(bounds)?;
+                    GoalTarget::Region(self.checked(bounds, Shape::Aabb { min: lo, max: hi })?)
                 }
                 other => {
                     return Err(self.error(
@@ -481,6 +507,12 @@ impl<'a, 'input> Reader<'a, 'input> {
             goals.targets.push(target);
             speeds.push((goal, self.number(goal, "desiredSpeed")?));
             let limit = self.number(goal, "timeDuration")?;
+            if limit < 0.0 {
+                return Err(self.error(
+                    self.required(goal, "timeDuration")?,
+                    format!("a time limit must not be negative, got {limit}"),
+                ));
+            }
             goals.time_limits.push(
                 (0.0..NO_TIME_LIMIT_FROM_S)
                     .contains(&limit)
@@ -708,6 +740,38 @@ mod tests {
             panic!("a bad radius converted");
         };
         assert_eq!(line, 11, "{message}");
+        // Values no scenario can hold, each refused where it stands.
+        for (from, to, line, what) in [
+            (
+                "<radius>0.75</radius>",
+                "<radius>-0.75</radius>",
+                11,
+                "extent",
+            ),
+            ("<radius>0.3</radius>", "<radius>0</radius>", 29, "radius"),
+            (
+                "<timeDuration>30</timeDuration>",
+                "<timeDuration>-1</timeDuration>",
+                22,
+                "time limit",
+            ),
+            (
+                "<x>4</x><y>1</y><z>1</z>",
+                "<x>-4</x><y>1</y><z>1</z>",
+                12,
+                "extent",
+            ),
+        ] {
+            assert!(CASE.contains(from), "{from}");
+            let Err(ConvertError::At {
+                line: at, message, ..
+            }) = from_steersuite(&CASE.replace(from, to), 1, Coverage::Touch)
+            else {
+                panic!("{to} converted");
+            };
+            assert_eq!(at, line, "{to}: {message} at {at}");
+            assert!(message.contains(what), "{to}: {message}");
+        }
         let Err(ConvertError::Xml { line, .. }) =
             from_steersuite("<SteerBenchTestCase>\n<header></head>", 1, Coverage::Touch)
         else {

@@ -81,8 +81,8 @@ macro_rules! world_of {
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
 const NEAREST_FIRST: f64 = 2.0;
 
-/// At most this many (cell size, radius) pairs get a static raster; agents with other pairs
-/// rasterise static shapes themselves each step.
+/// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
+/// with other keys rasterise static shapes themselves each step.
 const MAX_STATIC_RASTERS: usize = 32;
 
 /// World-wide settings of a crowd.
@@ -440,7 +440,8 @@ pub struct Crowd {
     goals: Vec<Goal>,
     agents: Vec<Option<Agent>>,
     step: u64,
-    /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius).
+    /// Static shapes on the local-map lattices, keyed by the bits of (cell size, radius) and
+    /// the obstacle coverage.
     rasters: Vec<(RasterKey, StaticRaster)>,
     /// How far beyond the world bounds the rasters reach.
     raster_reach: f64,
@@ -1492,10 +1493,11 @@ impl Crowd {
         }
     }
 
-    /// The snapshot's discs counted on the lattice of each (local cell size, radius) pair of the
-    /// planning agents (up to [`MAX_STATIC_RASTERS`] pairs; agents with further pairs stamp
-    /// their neighbours' discs one by one), with the pair's static raster counted in where
-    /// [`DiscRaster::build`] can lay the counts over it.
+    /// The snapshot's discs counted on the lattice of each raster key (local cell size, radius,
+    /// obstacle coverage) of the planning agents (up to [`MAX_STATIC_RASTERS`] keys; agents with
+    /// further keys stamp their neighbours' discs one by one), with the key's static raster
+    /// counted in where [`DiscRaster::build`] can lay the counts over it. Keys differing only in
+    /// coverage count the same discs over different static rasters.
     fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<(RasterKey, DiscRaster)> {
         let mut rasters: Vec<(RasterKey, DiscRaster)> = Vec::new();
         for agent in self.agents.iter().flatten().filter(|a| a.plans()) {
@@ -1532,7 +1534,7 @@ struct World<'a> {
     goals: &'a [Goal],
     step: u64,
     rasters: &'a [(RasterKey, StaticRaster)],
-    /// Every agent's disc of the snapshot, per (local cell size, radius) of the planning agents.
+    /// Every agent's disc of the snapshot, per raster key of the planning agents.
     discs: &'a [(RasterKey, DiscRaster)],
     /// Largest radius of any agent spawned (radii never change): how far beyond a window a
     /// stamped disc may lie.
@@ -2823,6 +2825,56 @@ mod tests {
             map.kind(cell.x as usize, cell.y as usize),
             Some(CellKind::Obstacle)
         );
+    }
+
+    /// Agents that differ only in obstacle coverage get a static raster each: before a 1.6 m
+    /// door (0.5 m radius, 0.5 m cells) the door's cells are free in the `Centre` agent's map
+    /// and closed in the `Touch` agent's, each as its own coverage stamps them.
+    #[test]
+    fn each_obstacle_coverage_reads_its_own_static_raster() {
+        let settings = CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(30.0, 20.0),
+            ..Default::default()
+        };
+        // A wall along x = 10 with doors between y = 4.7 and 6.3 and between 14.7 and 16.3.
+        let wall = |y0: f64, y1: f64| Shape::Aabb {
+            min: DVec2::new(9.8, y0),
+            max: DVec2::new(10.0, y1),
+        };
+        let statics = vec![wall(0.0, 4.7), wall(6.3, 14.7), wall(16.3, 20.0)];
+        let mut crowd = Crowd::new(settings, statics).unwrap();
+        let goal = crowd
+            .add_goal(Shape::Disc {
+                centre: DVec2::new(25.0, 10.0),
+                radius: 0.5,
+            })
+            .unwrap();
+        let spawn = |crowd: &mut Crowd, y: f64, coverage: Coverage| {
+            crowd
+                .spawn(AgentParams {
+                    position: DVec2::new(8.25, y),
+                    radius: 0.5,
+                    goals: vec![goal],
+                    local_map: LocalMapSettings {
+                        obstacle_coverage: coverage,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                })
+                .unwrap()
+        };
+        let centre = spawn(&mut crowd, 5.25, Coverage::Centre);
+        let touch = spawn(&mut crowd, 15.25, Coverage::Touch);
+        crowd.step();
+        assert_eq!(crowd.rasters.len(), 2);
+        let door_cell = |id, y: f64| {
+            let map = crowd.agent(id).unwrap().local_map().field();
+            let c = map.geometry().world_to_cell(DVec2::new(9.75, y));
+            map.kind(c.x as usize, c.y as usize)
+        };
+        assert_eq!(door_cell(centre, 5.25), Some(CellKind::Free));
+        assert_eq!(door_cell(touch, 15.25), Some(CellKind::Obstacle));
     }
 
     /// Both ways of answering a query (walking cells, walking buckets) find the same points,

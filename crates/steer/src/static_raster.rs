@@ -230,6 +230,8 @@ pub(crate) fn boxes_overlap(a_lo: DVec2, a_hi: DVec2, b_lo: DVec2, b_hi: DVec2) 
 mod tests {
     use super::*;
 
+    /// An edit refreshed in place gives the raster built afresh, with either coverage (the
+    /// raster keeps the coverage it was built with).
     #[test]
     fn refreshing_after_edits_matches_a_fresh_raster() {
         let (min, max) = (DVec2::splat(-5.0), DVec2::splat(15.0));
@@ -245,28 +247,43 @@ mod tests {
         let bounds = |s: &[Shape]| -> Vec<(DVec2, DVec2)> {
             s.iter().map(|s| s.bounds().unwrap()).collect()
         };
-        let mut raster = StaticRaster::build(
-            std::slice::from_ref(&a),
+        for coverage in [Coverage::Touch, Coverage::Centre] {
+            let build = |shapes: &[Shape]| {
+                StaticRaster::build(shapes, 0.5, 0.3, coverage, min, max).unwrap()
+            };
+            let mut raster = build(std::slice::from_ref(&a));
+            // Add b.
+            let both = [a.clone(), b.clone()];
+            let (lo, hi) = b.bounds().unwrap();
+            raster.refresh(lo, hi, &both, &bounds(&both));
+            let fresh = build(&both);
+            assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
+            // Remove a (it overlaps b, whose cells must survive).
+            let only_b = [b.clone()];
+            let (lo, hi) = a.bounds().unwrap();
+            raster.refresh(lo, hi, &only_b, &bounds(&only_b));
+            let fresh = build(&only_b);
+            assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
+            assert!(raster.counts.iter().any(|c| *c != 0));
+        }
+        // The two coverages do mark different cells here, so the test tells them apart.
+        let touch = StaticRaster::build(
+            std::slice::from_ref(&b),
             0.5,
             0.3,
             Coverage::Touch,
             min,
             max,
-        )
-        .unwrap();
-        // Add b.
-        let both = [a.clone(), b.clone()];
-        let (lo, hi) = b.bounds().unwrap();
-        raster.refresh(lo, hi, &both, &bounds(&both));
-        let fresh = StaticRaster::build(&both, 0.5, 0.3, Coverage::Touch, min, max).unwrap();
-        assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
-        // Remove a (it overlaps b, whose cells must survive).
-        let only_b = [b.clone()];
-        let (lo, hi) = a.bounds().unwrap();
-        raster.refresh(lo, hi, &only_b, &bounds(&only_b));
-        let fresh = StaticRaster::build(&only_b, 0.5, 0.3, Coverage::Touch, min, max).unwrap();
-        assert_eq!((&raster.counts, &raster.bits), (&fresh.counts, &fresh.bits));
-        assert!(raster.counts.iter().any(|c| *c != 0));
+        );
+        let centre = StaticRaster::build(
+            std::slice::from_ref(&b),
+            0.5,
+            0.3,
+            Coverage::Centre,
+            min,
+            max,
+        );
+        assert_ne!(touch.unwrap().counts, centre.unwrap().counts);
     }
 
     /// A row run reports exactly the cells `blocked` says are covered, wherever the run lies
