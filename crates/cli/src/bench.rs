@@ -757,6 +757,35 @@ mod tests {
         }
     }
 
+    /// A `|` in a measurement's name does not split the Markdown table's cell.
+    #[test]
+    fn measurement_names_stay_in_their_cell() {
+        let row = BenchRow {
+            scenario: "s".into(),
+            steering: Steering::Seek,
+            agents: 1,
+            steps: 1,
+            agent_steps_per_s: 1.0,
+            runs_agent_steps_per_s: vec![1.0],
+            runs_agree: true,
+            arrival_fraction: 1.0,
+            agent_overlaps: 0,
+            agent_overlap_max_m: 0.0,
+            wall_overlaps: 0,
+            path_length_ratio: None,
+            areas: vec![crate::measure::empty_area("in|out")],
+            lines: Vec::new(),
+        };
+        let table = markdown(&[row]);
+        let line = table.lines().last().unwrap();
+        // Four cells: five bars that are not escaped.
+        let bars = line
+            .char_indices()
+            .filter(|&(i, c)| c == '|' && !line[..i].ends_with('\\'))
+            .count();
+        assert_eq!(bars, 5, "{table}");
+    }
+
     /// One diagram per area and scenario; names a file cannot hold become `-`, an unnamed
     /// area is numbered, and two names that come out alike do not overwrite each other.
     #[test]
