@@ -329,6 +329,13 @@ fn main() -> ExitCode {
                 out.display()
             );
             for a in &m.areas {
+                if a.area_m2 == 0.0 {
+                    eprintln!(
+                        "{}: measurement area {:?} holds no walkable ground (outside the world or inside obstacles): nothing measured there",
+                        scenario.display(),
+                        a.name
+                    );
+                }
                 println!(
                     "  area {:?}: Voronoi density mean {:.2} / max {:.2} per m², speed mean {:.2} m/s over {} steps",
                     a.name,

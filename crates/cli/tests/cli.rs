@@ -182,6 +182,30 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     );
     let bytes = std::fs::read(out.join("fundamental_diagram.png")).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"));
+
+    // An area beyond the world's edge measures nothing, and says so.
+    let away = dir.join("away.scenario.ron");
+    std::fs::write(
+        &away,
+        std::fs::read_to_string(scenario("bottleneck")).unwrap().replace(
+            "    measurements: [",
+            "    measurements: [\n        Area(name: \"away\", min: (30.0, 4.0), max: (32.0, 6.0)),",
+        ),
+    )
+    .unwrap();
+    let ran = Command::new(exe)
+        .arg("run")
+        .arg(&away)
+        .args(["--steps", "2", "--out"])
+        .arg(dir.join("away"))
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    let warned = String::from_utf8_lossy(&ran.stderr);
+    assert!(
+        warned.contains("\"away\" holds no walkable ground"),
+        "{warned}"
+    );
 }
 
 /// Every shipped benchmark scenario runs to completion: everyone arrives, nobody overlaps
