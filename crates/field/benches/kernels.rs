@@ -138,9 +138,29 @@ fn bench_jacobi<T: Potential>(
     });
 }
 
+/// A crowd's case: 30 sweeps of `used` 15×15 maps in one `f32` batch (a few maps take the
+/// time-skewed kernel where the CPU has AVX-512F, more the lane-per-map one).
+fn crowd_batches(c: &mut Criterion) {
+    let bias = Bias::new(0.7, DVec2::Y).unwrap();
+    let mut group = c.benchmark_group("crowd_batch_f32_30_sweeps");
+    let side = 15;
+    let field = common::room::<f64>(side, 0.9);
+    for used in [1, 2, 4, 6, 8, 12, 16, 24, BATCH_LANES_F32] {
+        let mut batch = FieldBatchF32::new(side, side);
+        for lane in 0..used {
+            batch.load(lane, &field, &bias);
+        }
+        group.throughput(Throughput::Elements(used as u64));
+        group.bench_function(BenchmarkId::new("maps", used), |b| {
+            b.iter(|| black_box(&mut batch).relax(30))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = kernels
+    targets = kernels, crowd_batches
 }
 criterion_main!(benches);

@@ -17,6 +17,7 @@ use std::ops::{Add, BitAnd, BitOr, Mul, Not};
 
 use crate::bias::Bias;
 use crate::field::{CellKind, Field};
+use crate::skewed::{self, SkewedScratch};
 
 /// Maps relaxed together by a [`FieldBatch`].
 pub const BATCH_LANES: usize = 16;
@@ -90,13 +91,22 @@ impl FieldBatch {
 #[derive(Debug, Clone)]
 pub struct FieldBatchF32 {
     lanes: Interleaved<f32, BATCH_LANES_F32>,
+    /// Buffers of the time-skewed kernel that sweeps batches of a few maps.
+    skewed: SkewedScratch,
 }
+
+/// Batches of at most this many maps are swept two maps per vector in the time-skewed order
+/// where the CPU has AVX-512F and the maps are at most [`skewed::MAX_WIDTH`] cells wide:
+/// measured faster than one 8-lane vector of the lane-per-map kernel up to here (README
+/// "Steering throughput").
+const SKEWED_MAX_LANES: usize = 12;
 
 impl FieldBatchF32 {
     /// An empty batch of `width × height` maps; every lane unused.
     pub fn new(width: usize, height: usize) -> Self {
         Self {
             lanes: Interleaved::new(width, height),
+            skewed: SkewedScratch::default(),
         }
     }
 
@@ -218,8 +228,48 @@ impl FieldBatchF32 {
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps on every lane's complements, as
     /// [`FieldBatch::relax`] (AVX-512 or AVX2 build chosen at run time, no fused multiply–add,
-    /// so results are bit-identical across CPUs).
+    /// so results are bit-identical across CPUs). A batch of a few maps is swept two maps per
+    /// vector in a time-skewed order where the CPU has AVX-512F (the same bits, see the
+    /// `skewed` module).
     pub fn relax(&mut self, sweeps: usize) {
+        let (w, h) = (self.lanes.width, self.lanes.height);
+        if (1..=SKEWED_MAX_LANES).contains(&self.lanes.used) && skewed::available(w, h) {
+            self.relax_skewed(sweeps);
+            return;
+        }
+        self.relax_lane_per_map(sweeps);
+    }
+
+    /// [`Self::relax`] by the time-skewed kernel, whatever the lane count; false where it is
+    /// not available (no AVX-512F, or maps wider than [`skewed::MAX_WIDTH`]).
+    fn relax_skewed(&mut self, sweeps: usize) -> bool {
+        let (w, h) = (self.lanes.width, self.lanes.height);
+        if !skewed::available(w, h) {
+            return false;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let l = &mut self.lanes;
+            // SAFETY: `available` checked AVX-512F and the width and height; the arrays hold
+            // w × h cells and `used` ≤ 32 lanes by construction.
+            #[allow(unsafe_code)]
+            unsafe {
+                skewed::sweep_pairs(
+                    &mut self.skewed,
+                    &mut l.potential,
+                    &l.free,
+                    &l.weights,
+                    (w, h),
+                    l.used,
+                    sweeps,
+                )
+            };
+        }
+        true
+    }
+
+    /// [`Self::relax`] one map per lane, whatever the lane count.
+    fn relax_lane_per_map(&mut self, sweeps: usize) {
         // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
         // costs a fraction of a full one.
         // Rows per wave (see `Interleaved::sweep_lanes`) chosen per vector count by
@@ -1139,5 +1189,92 @@ mod tests {
         let mut out = map.clone();
         batch.store(0, &mut out);
         assert_eq!(out.potentials(), map.potentials());
+    }
+
+    /// A `w × h` map like [`random_map`]: obstacles, fixed values and one goal on the border.
+    fn random_rect(w: usize, h: usize, seed: u64) -> Field<f64> {
+        let g = GridGeometry::new(DVec2::ZERO, 0.5, w, h).unwrap();
+        let mut f = Field::new(g, 0.9);
+        let mut s = seed;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s >> 33
+        };
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                match next() % 10 {
+                    0 | 1 => f.set_obstacle(x, y).unwrap(),
+                    2 => f.set_fixed(x, y, (next() % 1000) as f64 / 1000.0).unwrap(),
+                    _ => f.potentials_mut()[y * w + x] = (next() % 1000) as f64 / 1000.0,
+                }
+            }
+        }
+        f.set_goal(w - 1, h / 2).unwrap();
+        f
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The time-skewed kernel leaves every lane, used or not, with the bits the
+        /// lane-per-map kernel leaves, on maps of any width it takes and any height, for any
+        /// lane count (also above the count `relax` hands it) and sweep count. Runs only where
+        /// the CPU has AVX-512F (the kernel exists nowhere else).
+        #[test]
+        fn the_skewed_kernel_gives_the_lane_per_map_bits(
+            w in 3usize..=skewed::MAX_WIDTH,
+            h in 3usize..21,
+            used in 0usize..=BATCH_LANES_F32,
+            loaded in 0usize..=BATCH_LANES_F32,
+            seed in any::<u64>(),
+            sweeps in 0usize..70,
+            eps in -1.5f64..1.5,
+            angle in 0.0f64..std::f64::consts::TAU,
+        ) {
+            // Lanes `used..loaded` hold maps but are marked unused: they must not move.
+            let mut batch = FieldBatchF32::new(w, h);
+            for lane in 0..used.max(loaded) {
+                let map = random_rect(w, h, seed.wrapping_add(lane as u64));
+                let bias = Bias::new(
+                    eps * (lane as f64 / BATCH_LANES_F32 as f64),
+                    DVec2::from_angle(angle + lane as f64),
+                )
+                .unwrap();
+                prop_assert!(batch.load(lane, &map, &bias));
+            }
+            batch.clear_from(used);
+            let mut want = batch.clone();
+            want.relax_lane_per_map(sweeps);
+            if batch.relax_skewed(sweeps) {
+                let bits = |b: &FieldBatchF32| -> Vec<u32> {
+                    b.lanes.potential.iter().flatten().map(|v| v.to_bits()).collect()
+                };
+                prop_assert_eq!(bits(&batch), bits(&want));
+            } else {
+                prop_assert!(!skewed::available(w, h));
+            }
+        }
+    }
+
+    /// `relax` takes the time-skewed kernel for a few maps where it can and the lane-per-map
+    /// kernel otherwise; both leave the maps the scalar sweep leaves (the proptests above),
+    /// so this only checks the choice cannot strand a batch: a 17-cell-wide batch of two
+    /// maps (too wide for the skewed kernel) is still swept.
+    #[test]
+    fn maps_too_wide_for_the_skewed_kernel_are_still_swept() {
+        let map = random_rect(17, 9, 5);
+        let mut batch = FieldBatchF32::new(17, 9);
+        for lane in 0..2 {
+            assert!(batch.load(lane, &map, &Bias::HARMONIC));
+        }
+        assert!(!skewed::available(17, 9));
+        let before = batch.clone();
+        batch.relax(5);
+        assert_ne!(
+            batch.lanes.potential, before.lanes.potential,
+            "two maps 17 cells wide were not swept"
+        );
     }
 }

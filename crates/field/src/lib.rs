@@ -93,6 +93,7 @@ pub mod multigrid;
 pub mod raster;
 pub mod relax;
 pub mod scalar;
+mod skewed;
 
 pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32};
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
