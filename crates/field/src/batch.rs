@@ -240,6 +240,37 @@ impl FieldBatchF32 {
         self.relax_lane_per_map(sweeps);
     }
 
+    /// Relaxes each of `maps` with its bias and writes every cell back: what
+    /// [`Self::load_lanes`]`(0, maps)`, [`Self::clear_from`]`(maps.len())`, [`Self::relax`]
+    /// and [`Self::store_lanes_whole`] do, bit for bit (so, like the latter, meant for maps
+    /// whose fixed cells hold 0 or 1). A few maps (the count [`Self::relax`] hands the
+    /// time-skewed kernel) go straight from the maps into that kernel's rows and back, where
+    /// it runs, without passing through the lanes. Returns false, changing nothing, when there
+    /// are more than [`BATCH_LANES_F32`] maps or one has another size. Afterwards the lanes
+    /// hold these maps or what they held before: read the maps.
+    pub fn relax_whole(&mut self, maps: &mut [(&mut Field<f64>, &Bias)], sweeps: usize) -> bool {
+        if maps.len() > BATCH_LANES_F32 || maps.iter().any(|(f, _)| !self.lanes.fits(0, f)) {
+            return false;
+        }
+        let (w, h) = (self.lanes.width, self.lanes.height);
+        if maps.len() <= SKEWED_MAX_LANES && skewed::available(w, h) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `available` checked AVX-512F and the width and height, and every map
+            // has the batch's size.
+            #[allow(unsafe_code)]
+            unsafe {
+                skewed::sweep_fields(&mut self.skewed, maps, (w, h), sweeps)
+            };
+            return true;
+        }
+        let view: Vec<(&Field<f64>, &Bias)> = maps.iter().map(|(f, b)| (&**f, *b)).collect();
+        self.load_lanes(0, &view);
+        self.clear_from(maps.len());
+        self.relax(sweeps);
+        let mut fields: Vec<&mut Field<f64>> = maps.iter_mut().map(|(f, _)| &mut **f).collect();
+        self.store_lanes_whole(0, &mut fields)
+    }
+
     /// [`Self::relax`] by the time-skewed kernel, whatever the lane count; false where it is
     /// not available (no AVX-512F, or maps wider than [`skewed::MAX_WIDTH`]).
     fn relax_skewed(&mut self, sweeps: usize) -> bool {
@@ -254,7 +285,7 @@ impl FieldBatchF32 {
             // w × h cells and `used` ≤ 32 lanes by construction.
             #[allow(unsafe_code)]
             unsafe {
-                skewed::sweep_pairs(
+                skewed::sweep_lanes(
                     &mut self.skewed,
                     &mut l.potential,
                     &l.free,
@@ -1255,6 +1286,73 @@ mod tests {
             } else {
                 prop_assert!(!skewed::available(w, h));
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// `relax_whole` leaves every map with the bits that loading it into the lanes,
+        /// sweeping it one map per lane and storing it whole leave, for any map count (through
+        /// the time-skewed kernel for a few maps where the CPU has AVX-512F, through the lanes
+        /// otherwise), any size and sweep count.
+        #[test]
+        fn relax_whole_gives_what_the_lanes_give(
+            w in 3usize..19,
+            h in 3usize..21,
+            count in 0usize..=BATCH_LANES_F32,
+            seed in any::<u64>(),
+            sweeps in 0usize..70,
+            eps in -1.5f64..1.5,
+            angle in 0.0f64..std::f64::consts::TAU,
+        ) {
+            let maps: Vec<(Field<f64>, Bias)> = (0..count)
+                .map(|k| {
+                    let bias = Bias::new(
+                        eps * (k as f64 / BATCH_LANES_F32 as f64),
+                        DVec2::from_angle(angle + k as f64),
+                    )
+                    .unwrap();
+                    (random_rect(w, h, seed.wrapping_add(k as u64)), bias)
+                })
+                .collect();
+            let mut lanes = FieldBatchF32::new(w, h);
+            let view: Vec<(&Field<f64>, &Bias)> = maps.iter().map(|(f, b)| (f, b)).collect();
+            prop_assert!(lanes.load_lanes(0, &view));
+            lanes.clear_from(count);
+            lanes.relax_lane_per_map(sweeps);
+            let mut want: Vec<Field<f64>> = maps.iter().map(|(f, _)| f.clone()).collect();
+            let mut refs: Vec<&mut Field<f64>> = want.iter_mut().collect();
+            prop_assert!(lanes.store_lanes_whole(0, &mut refs));
+
+            let mut got: Vec<(Field<f64>, Bias)> = maps.clone();
+            let mut pairs: Vec<(&mut Field<f64>, &Bias)> =
+                got.iter_mut().map(|(f, b)| (f, &*b)).collect();
+            prop_assert!(FieldBatchF32::new(w, h).relax_whole(&mut pairs, sweeps));
+            for ((g, _), w) in got.iter().zip(&want) {
+                let bits = |f: &Field<f64>| f.potentials().iter().map(|p| p.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(g), bits(w));
+            }
+        }
+    }
+
+    /// `relax_whole` refuses too many maps and maps of another size, changing none.
+    #[test]
+    fn relax_whole_refuses_too_many_maps_and_wrong_sizes() {
+        let mut batch = FieldBatchF32::new(9, 9);
+        let mut small = random_rect(7, 9, 1);
+        let before = small.clone();
+        assert!(!batch.relax_whole(&mut [(&mut small, &Bias::HARMONIC)], 5));
+        assert_eq!(small.potentials(), before.potentials());
+        let mut many: Vec<Field<f64>> = (0..=BATCH_LANES_F32 as u64)
+            .map(|k| random_rect(9, 9, k))
+            .collect();
+        let copies = many.clone();
+        let mut pairs: Vec<(&mut Field<f64>, &Bias)> =
+            many.iter_mut().map(|f| (f, &Bias::HARMONIC)).collect();
+        assert!(!batch.relax_whole(&mut pairs, 5));
+        for (a, b) in many.iter().zip(&copies) {
+            assert_eq!(a.potentials(), b.potentials());
         }
     }
 

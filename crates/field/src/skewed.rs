@@ -30,6 +30,9 @@
 
 #![allow(unsafe_code)]
 
+use crate::bias::Bias;
+use crate::field::{CellKind, Field};
+
 /// Widest map this kernel sweeps: a row of one colour must fit eight lanes.
 pub(crate) const MAX_WIDTH: usize = 16;
 
@@ -75,6 +78,14 @@ impl SkewedScratch {
         }
         self.span_key = (w, h, sweeps);
     }
+
+    /// `2h` zeroed rows with no free lane, for the next pair.
+    fn clear_rows(&mut self, h: usize) {
+        self.rows.clear();
+        self.rows.resize(2 * h, Row([0.0; 16]));
+        self.free.clear();
+        self.free.resize(2 * h, 0);
+    }
 }
 
 /// Whether [`sweep_pairs`] can run here on maps of `width × height`.
@@ -103,19 +114,15 @@ pub(crate) fn available(width: usize, height: usize) -> bool {
 /// `potential` and `free` must hold `width × height` cells.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn sweep_pairs<const L: usize>(
+pub(crate) unsafe fn sweep_lanes<const L: usize>(
     scratch: &mut SkewedScratch,
     potential: &mut [[f32; L]],
     free: &[[u32; L]],
     weights: &[[f32; L]; 4],
-    (width, height): (usize, usize),
+    (w, h): (usize, usize),
     used: usize,
     sweeps: usize,
 ) {
-    use std::arch::x86_64::*;
-
-    let (w, h) = (width, height);
     assert!(
         (3..=MAX_WIDTH).contains(&w)
             && h >= 3
@@ -127,86 +134,251 @@ pub(crate) unsafe fn sweep_pairs<const L: usize>(
         return;
     }
     scratch.build_span(w, h, sweeps);
-    let last = 2 * (sweeps - 1);
-    let times = last + (w - 2) + (h - 2);
+    for first in (0..used).step_by(2) {
+        let lanes = &[first, first + 1][..if first + 1 < used { 2 } else { 1 }];
+        scratch.clear_rows(h);
+        let mut weight = [Row([0.0; 16]); 4];
+        for (half, &lane) in lanes.iter().enumerate() {
+            for y in 0..h {
+                for x in 0..w {
+                    let (cell, row, slot) = place(w, h, half, x, y);
+                    scratch.rows[row].0[slot] = potential[cell][lane];
+                    scratch.free[row] |= u16::from(free[cell][lane] != 0) << slot;
+                }
+            }
+            for (k, row) in weight.iter_mut().enumerate() {
+                row.0[half * 8..half * 8 + 8].fill(weights[k][lane]);
+            }
+        }
+        // SAFETY: the CPU has AVX-512F (the caller's promise), the rows and span fit w × h.
+        unsafe { sweep_rows(scratch, &weight, (w, h), sweeps) };
+        for (half, &lane) in lanes.iter().enumerate() {
+            for y in 0..h {
+                for x in 0..w {
+                    let (cell, row, slot) = place(w, h, half, x, y);
+                    potential[cell][lane] = scratch.rows[row].0[slot];
+                }
+            }
+        }
+    }
+}
+
+/// `sweeps` lexicographic Gauss–Seidel sweeps of each map of `maps` with its bias, on the
+/// complements `q = 1 − p` in `f32` (as [`crate::FieldBatchF32`] sweeps them), two maps at a
+/// time in the time-skewed order, every cell then written back as `1 − q` (as
+/// [`crate::FieldBatchF32::store_lanes_whole`] writes it).
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn sweep_fields(
+    scratch: &mut SkewedScratch,
+    maps: &mut [(&mut Field<f64>, &Bias)],
+    (w, h): (usize, usize),
+    sweeps: usize,
+) {
+    assert!(
+        (3..=MAX_WIDTH).contains(&w)
+            && h >= 3
+            && maps.iter().all(|(f, _)| f.width() == w && f.height() == h)
+    );
+    // No early return for zero sweeps: the write-back still rounds every cell through `f32`,
+    // as the lanes' whole store does.
+    if sweeps > 0 {
+        scratch.build_span(w, h, sweeps);
+    }
+    for pair in maps.chunks_mut(2) {
+        scratch.clear_rows(h);
+        let mut weight = [Row([0.0; 16]); 4];
+        for (half, (field, bias)) in pair.iter().enumerate() {
+            let (p, kinds) = (field.potentials(), field.kinds());
+            for y in 0..h {
+                // SAFETY: the CPU has AVX-512F; row y has w ≤ 16 cells.
+                unsafe { fill_row(scratch, &p[y * w..y * w + w], (y, h), half) };
+                let mut bits = [0u16; 2];
+                for (x, kind) in kinds[y * w..y * w + w].iter().enumerate() {
+                    bits[x & 1] |= u16::from(*kind == CellKind::Free) << (half * 8 + x / 2);
+                }
+                scratch.free[(y & 1) * h + y] |= bits[0];
+                scratch.free[((y + 1) & 1) * h + y] |= bits[1];
+            }
+            let b = bias.weights();
+            for (k, value) in [b.east, b.west, b.north, b.south].into_iter().enumerate() {
+                weight[k].0[half * 8..half * 8 + 8].fill(value as f32);
+            }
+        }
+        if sweeps > 0 {
+            // SAFETY: the CPU has AVX-512F (the caller's promise), the rows and span fit
+            // w × h.
+            unsafe { sweep_rows(scratch, &weight, (w, h), sweeps) };
+        }
+        for (half, (field, _)) in pair.iter_mut().enumerate() {
+            let p = field.potentials_mut();
+            for y in 0..h {
+                // SAFETY: the CPU has AVX-512F; row y has w ≤ 16 cells.
+                unsafe { drain_row(scratch, &mut p[y * w..y * w + w], (y, h), half) };
+            }
+        }
+    }
+}
+
+/// Row y of a map (`p`, at most 16 cells) into `half` of the pair's two colour rows for y, as
+/// complements `(1 − p) as f32`; lanes past the row's end get 0.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F; `scratch` must hold `2h` rows, `y < h`, `half < 2`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fill_row(scratch: &mut SkewedScratch, p: &[f64], (y, h): (usize, usize), half: usize) {
+    use std::arch::x86_64::*;
+    let w = p.len();
+    assert!(w <= MAX_WIDTH && y < h && half < 2 && scratch.rows.len() == 2 * h);
+    let inside = ((1u32 << w) - 1) as u16;
+    let one = _mm512_set1_pd(1.0);
+    // Even cells to lanes 0–7, odd ones to 8–15.
+    let split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    // SAFETY: masked loads touch only cells 0..w of the row; each row is 16 aligned `f32`
+    // and `half * 8` keeps the 8-lane stores inside it and 32-byte aligned.
+    unsafe {
+        let lo = _mm512_maskz_loadu_pd(inside as u8, p.as_ptr());
+        let hi = _mm512_maskz_loadu_pd((inside >> 8) as u8, p.as_ptr().wrapping_add(8));
+        let lo = _mm512_cvtpd_ps(_mm512_sub_pd(one, lo));
+        let hi = _mm512_cvtpd_ps(_mm512_sub_pd(one, hi));
+        let q = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+            _mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+            _mm256_castps_pd(hi),
+        ));
+        let q = _mm512_permutexvar_ps(split, _mm512_maskz_mov_ps(inside, q));
+        let even = _mm256_castpd_ps(_mm512_castpd512_pd256(_mm512_castps_pd(q)));
+        let odd = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(q)));
+        let rows = scratch.rows.as_mut_ptr();
+        _mm256_store_ps(
+            (*rows.add((y & 1) * h + y)).0.as_mut_ptr().add(half * 8),
+            even,
+        );
+        _mm256_store_ps(
+            (*rows.add(((y + 1) & 1) * h + y))
+                .0
+                .as_mut_ptr()
+                .add(half * 8),
+            odd,
+        );
+    }
+}
+
+/// `half` of the pair's two colour rows for y back into row y of a map (`p`, at most 16
+/// cells) as `1 − q`, every cell.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F; `scratch` must hold `2h` rows, `y < h`, `half < 2`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn drain_row(scratch: &SkewedScratch, p: &mut [f64], (y, h): (usize, usize), half: usize) {
+    use std::arch::x86_64::*;
+    let w = p.len();
+    assert!(w <= MAX_WIDTH && y < h && half < 2 && scratch.rows.len() == 2 * h);
+    let inside = ((1u32 << w) - 1) as u16;
+    let one = _mm512_set1_pd(1.0);
+    // Lanes 0–7 hold the even cells, 8–15 the odd ones: back to cell order.
+    let merge = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    // SAFETY: as in `fill_row`; masked stores touch only cells 0..w of the row.
+    unsafe {
+        let rows = scratch.rows.as_ptr();
+        let even = _mm256_load_ps((*rows.add((y & 1) * h + y)).0.as_ptr().add(half * 8));
+        let odd = _mm256_load_ps((*rows.add(((y + 1) & 1) * h + y)).0.as_ptr().add(half * 8));
+        let q = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+            _mm512_castpd256_pd512(_mm256_castps_pd(even)),
+            _mm256_castps_pd(odd),
+        ));
+        let q = _mm512_permutexvar_ps(merge, q);
+        let lo = _mm512_castps512_ps256(q);
+        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(q)));
+        let lo = _mm512_sub_pd(one, _mm512_cvtps_pd(lo));
+        let hi = _mm512_sub_pd(one, _mm512_cvtps_pd(hi));
+        _mm512_mask_storeu_pd(p.as_mut_ptr(), inside as u8, lo);
+        _mm512_mask_storeu_pd(p.as_mut_ptr().wrapping_add(8), (inside >> 8) as u8, hi);
+    }
+}
+
+/// Where cell (x, y) of the map in `half` of a pair lives: its index in the map, its row in
+/// [`SkewedScratch::rows`] (colour `(x + y) mod 2`, then y) and its lane in that row.
+#[inline(always)]
+fn place(w: usize, h: usize, half: usize, x: usize, y: usize) -> (usize, usize, usize) {
+    (y * w + x, ((x + y) & 1) * h + y, half * 8 + x / 2)
+}
+
+/// The time-skewed sweeps of the pair held in `scratch.rows` (free lanes in `scratch.free`,
+/// span table built for `(w, h, sweeps)`), with per-lane `weight`s east, west, north, south.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F; `scratch` must hold `2h` rows and the span table for
+/// `(w, h, sweeps)`, `sweeps ≥ 1`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sweep_rows(
+    scratch: &mut SkewedScratch,
+    weight: &[Row; 4],
+    (w, h): (usize, usize),
+    sweeps: usize,
+) {
+    use std::arch::x86_64::*;
+
+    assert!(
+        scratch.rows.len() == 2 * h
+            && scratch.free.len() == 2 * h
+            && scratch.span_key == (w, h, sweeps)
+            && sweeps >= 1
+    );
+    let times = 2 * (sweeps - 1) + (w - 2) + (h - 2);
+    assert!(scratch.span.len() > times + h);
     // West neighbour one lane down (rows whose cells sit at even x), east one lane up (odd x),
     // within each map's half.
     let west_of_even = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 8, 8, 9, 10, 11, 12, 13, 14);
     let east_of_odd = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7, 9, 10, 11, 12, 13, 14, 15, 15);
-    for first in (0..used).step_by(2) {
-        let lanes = [first, (first + 1).min(L - 1)];
-        let pair = first + 1 < used;
-        // Rows of each colour: cell x of row y has colour (x + y) mod 2 and sits in lane x / 2.
-        scratch.rows.clear();
-        scratch.rows.resize(2 * h, Row([0.0; 16]));
-        scratch.free.clear();
-        scratch.free.resize(2 * h, 0);
-        for y in 0..h {
-            for x in 0..w {
-                let (cell, row) = (y * w + x, ((x + y) & 1) * h + y);
-                for (half, &lane) in lanes.iter().enumerate().take(1 + usize::from(pair)) {
-                    let slot = half * 8 + x / 2;
-                    scratch.rows[row].0[slot] = potential[cell][lane];
-                    if free[cell][lane] != 0 {
-                        scratch.free[row] |= 1 << slot;
-                    }
-                }
+    // SAFETY: `Row` is 64-byte aligned, as the aligned loads need.
+    let (we, ww, wn, ws) = unsafe {
+        (
+            _mm512_load_ps(weight[0].0.as_ptr()),
+            _mm512_load_ps(weight[1].0.as_ptr()),
+            _mm512_load_ps(weight[2].0.as_ptr()),
+            _mm512_load_ps(weight[3].0.as_ptr()),
+        )
+    };
+    let rows = scratch.rows.as_mut_ptr().cast::<f32>();
+    let (free_rows, span) = (&scratch.free, &scratch.span);
+    for t in 2..=times {
+        let (colour, other) = (t & 1, 1 - (t & 1));
+        for y in 1..h - 1 {
+            let updated = free_rows[colour * h + y] & span[t + h - y];
+            if updated == 0 {
+                continue;
             }
-        }
-        let mut weight = [Row([0.0; 16]); 4];
-        for (k, row) in weight.iter_mut().enumerate() {
-            for (half, &lane) in lanes.iter().enumerate() {
-                row.0[half * 8..half * 8 + 8].fill(weights[k][lane]);
-            }
-        }
-        // SAFETY: `Row` is 64-byte aligned, as the aligned loads and stores need.
-        let (we, ww, wn, ws) = unsafe {
-            (
-                _mm512_load_ps(weight[0].0.as_ptr()),
-                _mm512_load_ps(weight[1].0.as_ptr()),
-                _mm512_load_ps(weight[2].0.as_ptr()),
-                _mm512_load_ps(weight[3].0.as_ptr()),
-            )
-        };
-        let rows = scratch.rows.as_mut_ptr().cast::<f32>();
-        let (free_rows, span) = (&scratch.free, &scratch.span);
-        for t in 2..=times {
-            let (colour, other) = (t & 1, 1 - (t & 1));
-            for y in 1..h - 1 {
-                let updated = free_rows[colour * h + y] & span[t + h - y];
-                if updated == 0 {
-                    continue;
-                }
-                // SAFETY: rows `colour * h + y` and `other * h + y ± 1` are among the 2h
-                // rows (1 ≤ y ≤ h − 2), each 16 aligned `f32`.
-                unsafe {
-                    let at = |c: usize, r: usize| rows.add((c * h + r) * 16);
-                    let old = _mm512_load_ps(at(colour, y));
-                    let beside = _mm512_load_ps(at(other, y));
-                    let north = _mm512_load_ps(at(other, y + 1));
-                    let south = _mm512_load_ps(at(other, y - 1));
-                    // This row's cells sit at x ≡ t + y (mod 2).
-                    let (east, west) = if (t + y) & 1 == 0 {
-                        (beside, _mm512_permutexvar_ps(west_of_even, beside))
-                    } else {
-                        (_mm512_permutexvar_ps(east_of_odd, beside), beside)
-                    };
-                    // The scalar kernel's operation order.
-                    let sum = _mm512_add_ps(
-                        _mm512_add_ps(_mm512_mul_ps(we, east), _mm512_mul_ps(ww, west)),
-                        _mm512_mul_ps(wn, north),
-                    );
-                    let new = _mm512_mask_add_ps(old, updated, sum, _mm512_mul_ps(ws, south));
-                    _mm512_store_ps(at(colour, y), new);
-                }
-            }
-        }
-        for y in 0..h {
-            for x in 0..w {
-                let (cell, row) = (y * w + x, ((x + y) & 1) * h + y);
-                for (half, &lane) in lanes.iter().enumerate().take(1 + usize::from(pair)) {
-                    potential[cell][lane] = scratch.rows[row].0[half * 8 + x / 2];
-                }
+            // SAFETY: rows `colour * h + y` and `other * h + y ± 1` are among the 2h rows
+            // (1 ≤ y ≤ h − 2), each 16 aligned `f32`.
+            unsafe {
+                let at = |c: usize, r: usize| rows.add((c * h + r) * 16);
+                let old = _mm512_load_ps(at(colour, y));
+                let beside = _mm512_load_ps(at(other, y));
+                let north = _mm512_load_ps(at(other, y + 1));
+                let south = _mm512_load_ps(at(other, y - 1));
+                // This row's cells sit at x ≡ t + y (mod 2).
+                let (east, west) = if (t + y) & 1 == 0 {
+                    (beside, _mm512_permutexvar_ps(west_of_even, beside))
+                } else {
+                    (_mm512_permutexvar_ps(east_of_odd, beside), beside)
+                };
+                // The scalar kernel's operation order.
+                let sum = _mm512_add_ps(
+                    _mm512_add_ps(_mm512_mul_ps(we, east), _mm512_mul_ps(ww, west)),
+                    _mm512_mul_ps(wn, north),
+                );
+                let new = _mm512_mask_add_ps(old, updated, sum, _mm512_mul_ps(ws, south));
+                _mm512_store_ps(at(colour, y), new);
             }
         }
     }

@@ -1929,20 +1929,14 @@ impl ChunkScratch {
                     Some(b) if b.size() == (side, side) => b,
                     slot => slot.insert(FieldBatchF32::new(side, side)),
                 };
-                let maps: Vec<(&Field<f64>, &Bias)> = group
-                    .iter()
-                    .map(|(_, agent, bias)| (agent.local.field(), bias))
-                    .collect();
-                batch.load_lanes(0, &maps);
-                batch.clear_from(group.len());
-                batch.relax(sweeps);
-                let mut maps: Vec<&mut Field<f64>> = group
-                    .iter_mut()
-                    .map(|(_, agent, _)| agent.local.field_mut())
-                    .collect();
                 // A local map's fixed cells are obstacles (1) and goals (0), whose complements
-                // are exact: storing whole lanes gives the masked store's bits.
-                batch.store_lanes_whole(0, &mut maps);
+                // are exact: storing whole maps gives the masked store's bits. A few maps skip
+                // the lanes (the time-skewed kernel reads and writes them directly).
+                let mut maps: Vec<(&mut Field<f64>, &Bias)> = group
+                    .iter_mut()
+                    .map(|(_, agent, bias)| (agent.local.field_mut(), &*bias))
+                    .collect();
+                batch.relax_whole(&mut maps, sweeps);
             }
             LocalPrecision::F64 => {
                 let batch = match &mut self.f64_batch {
