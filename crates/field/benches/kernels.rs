@@ -154,6 +154,14 @@ fn crowd_batches(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("maps", used), |b| {
             b.iter(|| black_box(&mut batch).relax(30))
         });
+        // As a crowd relaxes them: from and back into the maps themselves.
+        let mut maps = vec![field.clone(); used];
+        group.bench_function(BenchmarkId::new("whole_maps", used), |b| {
+            b.iter(|| {
+                let mut pairs: Vec<_> = maps.iter_mut().map(|f| (f, &bias)).collect();
+                black_box(&mut batch).relax_whole(&mut pairs, 30)
+            })
+        });
     }
     group.finish();
 }

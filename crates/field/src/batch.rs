@@ -95,11 +95,16 @@ pub struct FieldBatchF32 {
     skewed: SkewedScratch,
 }
 
-/// Batches of at most this many maps are swept two maps per vector in the time-skewed order
-/// where the CPU has AVX-512F and the maps are at most [`skewed::MAX_WIDTH`] cells wide:
-/// measured faster than one 8-lane vector of the lane-per-map kernel up to here (README
-/// "Steering throughput").
+/// Batches of at most this many loaded maps are swept two maps per vector in the time-skewed
+/// order where the CPU has AVX-512F and the maps are at most [`skewed::MAX_WIDTH`] cells wide.
+/// Kernels bench, `crowd_batch_f32_30_sweeps/maps` (30 sweeps of 15×15): faster than the
+/// lane-per-map kernel at 12 maps (14.6 against 16.6 µs), slower at 16 (18.5 against 17.0).
 const SKEWED_MAX_LANES: usize = 12;
+
+/// [`FieldBatchF32::relax_whole`] takes at most this many maps straight into the time-skewed
+/// kernel (no lanes to read the maps from and write them back to): `whole_maps` in the same
+/// bench, 22.8 against 28.4 µs at 24 maps, 30.4 against 30.0 at 32.
+const SKEWED_MAX_MAPS: usize = 24;
 
 impl FieldBatchF32 {
     /// An empty batch of `width × height` maps; every lane unused.
@@ -243,9 +248,8 @@ impl FieldBatchF32 {
     /// Relaxes each of `maps` with its bias and writes every cell back: what
     /// [`Self::load_lanes`]`(0, maps)`, [`Self::clear_from`]`(maps.len())`, [`Self::relax`]
     /// and [`Self::store_lanes_whole`] do, bit for bit (so, like the latter, meant for maps
-    /// whose fixed cells hold 0 or 1). A few maps (the count [`Self::relax`] hands the
-    /// time-skewed kernel) go straight from the maps into that kernel's rows and back, where
-    /// it runs, without passing through the lanes. Returns false, changing nothing, when there
+    /// whose fixed cells hold 0 or 1). Up to 24 maps go straight from the maps into the
+    /// time-skewed kernel's rows and back, where it runs, without passing through the lanes. Returns false, changing nothing, when there
     /// are more than [`BATCH_LANES_F32`] maps or one has another size. Afterwards the lanes
     /// hold these maps or what they held before: read the maps.
     pub fn relax_whole(&mut self, maps: &mut [(&mut Field<f64>, &Bias)], sweeps: usize) -> bool {
@@ -253,7 +257,7 @@ impl FieldBatchF32 {
             return false;
         }
         let (w, h) = (self.lanes.width, self.lanes.height);
-        if maps.len() <= SKEWED_MAX_LANES && skewed::available(w, h) {
+        if maps.len() <= SKEWED_MAX_MAPS && skewed::available(w, h) {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `available` checked AVX-512F and the width and height, and every map
             // has the batch's size.
