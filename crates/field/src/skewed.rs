@@ -8,8 +8,9 @@
 //!
 //! In the lexicographic order (x fastest, then y, both increasing), the update of cell
 //! (x, y) in sweep s reads its west and south neighbours from sweep s and its east and north
-//! neighbours from sweep s − 1. Give that update the time `2s + x + y`: every neighbour it
-//! reads was written at time `2s + x + y − 1`, and none is written again before time
+//! neighbours from sweep s − 1. Give that update the time `2s + x + y`: every value it reads
+//! was written at time `2s + x + y − 1` (or is the neighbour's starting value, for the first
+//! sweep, or a fixed cell's), and none of those neighbours is written again before time
 //! `2s + x + y + 1`. All updates of one time therefore read only values that are final for
 //! them, and do not read each other (they all have the same colour `(x + y) mod 2`, and their
 //! neighbours the other one), so they can run at once, in any order, and still compute
