@@ -249,9 +249,10 @@ impl FieldBatchF32 {
     /// [`Self::load_lanes`]`(0, maps)`, [`Self::clear_from`]`(maps.len())`, [`Self::relax`]
     /// and [`Self::store_lanes_whole`] do, bit for bit (so, like the latter, meant for maps
     /// whose fixed cells hold 0 or 1). Up to 24 maps go straight from the maps into the
-    /// time-skewed kernel's rows and back, where it runs, without passing through the lanes. Returns false, changing nothing, when there
-    /// are more than [`BATCH_LANES_F32`] maps or one has another size. Afterwards the lanes
-    /// hold these maps or what they held before: read the maps.
+    /// time-skewed kernel's rows and back, where it runs, without passing through the lanes.
+    /// Returns false, changing nothing, when there are more than [`BATCH_LANES_F32`] maps or
+    /// one has another size. Afterwards the lanes hold these maps or what they held before:
+    /// read the maps.
     pub fn relax_whole(&mut self, maps: &mut [(&mut Field<f64>, &Bias)], sweeps: usize) -> bool {
         if maps.len() > BATCH_LANES_F32 || maps.iter().any(|(f, _)| !self.lanes.fits(0, f)) {
             return false;
