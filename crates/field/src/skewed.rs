@@ -27,7 +27,8 @@
 //! (the last one masked, leaving fixed cells, cells outside the update's span of times and
 //! unused lanes as they are).
 //!
-//! Built for AVX-512F only; callers fall back to the lane-per-map kernel elsewhere.
+//! Built for AVX-512F; reading straight from maps ([`sweep_fields_avx2`]) also for AVX2, one
+//! map per 8-lane vector. Callers fall back to the lane-per-map kernel elsewhere.
 
 #![allow(unsafe_code)]
 
@@ -53,7 +54,16 @@ pub(crate) struct SkewedScratch {
     span: Vec<u16>,
     /// `(width, height, sweeps)` the span table was built for.
     span_key: (usize, usize, usize),
+    /// The AVX2 build's rows: one map, colour 0 rows then colour 1 rows, eight lanes each.
+    rows8: Vec<Row8>,
+    /// Free cells of each row in `rows8`, one bit per lane.
+    free8: Vec<u8>,
 }
+
+/// One 8-lane row of one map, aligned for vector loads and stores (the AVX2 build).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
+struct Row8([f32; 8]);
 
 impl SkewedScratch {
     /// Builds the table of updated lanes for `sweeps` sweeps of `w × h` maps, unless built.
@@ -96,6 +106,21 @@ pub(crate) fn available(width: usize, height: usize) -> bool {
         (3..=MAX_WIDTH).contains(&width)
             && height >= 3
             && std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (width, height);
+        false
+    }
+}
+
+/// Whether [`sweep_fields_avx2`] can run here on maps of `width × height`.
+pub(crate) fn available_avx2(width: usize, height: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        (3..=MAX_WIDTH).contains(&width)
+            && height >= 3
+            && std::arch::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -380,6 +405,139 @@ unsafe fn sweep_rows(
                 );
                 let new = _mm512_mask_add_ps(old, updated, sum, _mm512_mul_ps(ws, south));
                 _mm512_store_ps(at(colour, y), new);
+            }
+        }
+    }
+}
+
+/// [`sweep_fields`] built for AVX2, one map per 8-lane vector: each map's rows of one colour
+/// fill a vector alone, the fixed and out-of-span lanes are kept by a blend, and the maps go
+/// one after the other. The same operations in the same order, so the same bits.
+///
+/// # Safety
+///
+/// The CPU must have AVX2; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn sweep_fields_avx2(
+    scratch: &mut SkewedScratch,
+    maps: &mut [(&mut Field<f64>, &Bias)],
+    (w, h): (usize, usize),
+    sweeps: usize,
+) {
+    assert!(
+        (3..=MAX_WIDTH).contains(&w)
+            && h >= 3
+            && maps.iter().all(|(f, _)| f.width() == w && f.height() == h)
+    );
+    if sweeps > 0 {
+        scratch.build_span(w, h, sweeps);
+    }
+    for (field, bias) in maps.iter_mut() {
+        scratch.rows8.clear();
+        scratch.rows8.resize(2 * h, Row8([0.0; 8]));
+        scratch.free8.clear();
+        scratch.free8.resize(2 * h, 0);
+        let (p, kinds) = (field.potentials(), field.kinds());
+        for y in 0..h {
+            for x in 0..w {
+                let (cell, row, slot) = place(w, h, 0, x, y);
+                // The batch's load: the complement, rounded to `f32`.
+                scratch.rows8[row].0[slot] = (1.0 - p[cell]) as f32;
+                scratch.free8[row] |= u8::from(kinds[cell] == CellKind::Free) << slot;
+            }
+        }
+        if sweeps > 0 {
+            let b = bias.weights();
+            let weight = [b.east, b.west, b.north, b.south].map(|v| v as f32);
+            // SAFETY: the CPU has AVX2 (the caller's promise); the rows and span fit w × h.
+            unsafe { sweep_rows_avx2(scratch, weight, (w, h), sweeps) };
+        }
+        let p = field.potentials_mut();
+        for y in 0..h {
+            for x in 0..w {
+                let (cell, row, slot) = place(w, h, 0, x, y);
+                p[cell] = 1.0 - f64::from(scratch.rows8[row].0[slot]);
+            }
+        }
+    }
+}
+
+/// [`sweep_rows`] for one map in `scratch.rows8`, built for AVX2.
+///
+/// # Safety
+///
+/// The CPU must have AVX2; `scratch` must hold `2h` eight-lane rows and the span table for
+/// `(w, h, sweeps)`, `sweeps ≥ 1`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sweep_rows_avx2(
+    scratch: &mut SkewedScratch,
+    weight: [f32; 4],
+    (w, h): (usize, usize),
+    sweeps: usize,
+) {
+    use std::arch::x86_64::*;
+
+    assert!(
+        scratch.rows8.len() == 2 * h
+            && scratch.free8.len() == 2 * h
+            && scratch.span_key == (w, h, sweeps)
+            && sweeps >= 1
+    );
+    let times = 2 * (sweeps - 1) + (w - 2) + (h - 2);
+    assert!(scratch.span.len() > times + h);
+    let west_of_even = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
+    let east_of_odd = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+    let lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let [we, ww, wn, ws] = weight.map(|v| _mm256_set1_ps(v));
+    let rows = scratch.rows8.as_mut_ptr().cast::<f32>();
+    let (free_rows, span) = (&scratch.free8, &scratch.span);
+    for t in 2..=times {
+        let (colour, other) = (t & 1, 1 - (t & 1));
+        for y in 1..h - 1 {
+            // The span table's low byte is the first map's half.
+            let updated = free_rows[colour * h + y] & span[t + h - y] as u8;
+            if updated == 0 {
+                continue;
+            }
+            // SAFETY: rows `colour * h + y` and `other * h + y ± 1` are among the 2h rows
+            // (1 ≤ y ≤ h − 2), each 8 aligned `f32`.
+            unsafe {
+                let at = |c: usize, r: usize| rows.add((c * h + r) * 8);
+                let old = _mm256_load_ps(at(colour, y));
+                let beside = _mm256_load_ps(at(other, y));
+                let north = _mm256_load_ps(at(other, y + 1));
+                let south = _mm256_load_ps(at(other, y - 1));
+                // This row's cells sit at x ≡ t + y (mod 2).
+                let (east, west) = if (t + y) & 1 == 0 {
+                    (beside, _mm256_permutevar8x32_ps(beside, west_of_even))
+                } else {
+                    (_mm256_permutevar8x32_ps(beside, east_of_odd), beside)
+                };
+                // The scalar kernel's operation order.
+                let new = _mm256_add_ps(
+                    _mm256_add_ps(
+                        _mm256_add_ps(_mm256_mul_ps(we, east), _mm256_mul_ps(ww, west)),
+                        _mm256_mul_ps(wn, north),
+                    ),
+                    _mm256_mul_ps(ws, south),
+                );
+                let bits = _mm256_and_si256(_mm256_set1_epi32(i32::from(updated)), lane_bit);
+                let keep = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, lane_bit));
+                // The blend in assembly: written as a blend and a store, it becomes a masked
+                // store, which the next time's loads of the row cannot take their values from
+                // (about five times slower in the kernels bench).
+                let out: __m256;
+                std::arch::asm!(
+                    "vblendvps {out}, {old}, {new}, {keep}",
+                    out = lateout(ymm_reg) out,
+                    old = in(ymm_reg) old,
+                    new = in(ymm_reg) new,
+                    keep = in(ymm_reg) keep,
+                    options(pure, nomem, nostack, preserves_flags),
+                );
+                _mm256_store_ps(at(colour, y), out);
             }
         }
     }
