@@ -1958,13 +1958,19 @@ impl ChunkScratch {
     }
 }
 
-/// Lanes of each parallel job for `count` agents on `threads` threads, in order: whole 8-lane
-/// vectors (the last job takes the remainder), at most [`BATCH_LANES_F32`] lanes a job, at least
-/// one job per thread while there are vectors to share, and, while jobs are few, a multiple of
-/// the thread count, the vectors spread as evenly as possible. (24 agents on two threads go
-/// 16 + 8 instead of one 24-lane job on one thread; 40 go 24 + 16 instead of 32 + 8.) Results
-/// never depend on it: every lane is relaxed as if alone.
+/// Lanes of each parallel job for `count` agents on `threads` threads, in order: at most
+/// [`BATCH_LANES_F32`] lanes a job, at least one job per 8-lane vector's worth of agents and
+/// thread while there are vectors to share, and, while jobs are few, a multiple of the thread
+/// count. Where every job then holds at most 24 agents (the jobs the time-skewed kernel sweeps,
+/// two maps at a time), the agents are shared out in pairs as evenly as possible (24 agents on
+/// two threads go 12 + 12, 40 go 20 + 20); otherwise in whole 8-lane vectors, the last job
+/// taking the remainder (200 go 32 × 4 + 24 × 3). Even shares never put more vectors in the
+/// largest job than whole vectors would. Results never depend on it: every lane is relaxed as
+/// if alone.
 fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
+    /// The most agents a job shared out in pairs holds: what `FieldBatchF32::relax_whole`
+    /// sweeps with the time-skewed kernel on AVX-512F.
+    const PAIRED_JOB_MAX: usize = 24;
     const VECTOR: usize = 8;
     let vectors = count.div_ceil(VECTOR);
     if vectors == 0 {
@@ -1976,6 +1982,20 @@ fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
         .max(threads.min(vectors));
     if jobs < 2 * threads {
         jobs = jobs.next_multiple_of(threads).min(vectors);
+    }
+    // Jobs small enough for the time-skewed kernel (which sweeps maps in pairs, not whole
+    // vectors) share the agents evenly in pairs.
+    let pairs = count.div_ceil(2);
+    if jobs > 1 && pairs.div_ceil(jobs) * 2 <= PAIRED_JOB_MAX {
+        let mut left = count;
+        return (0..jobs)
+            .map(|j| {
+                let take = ((pairs / jobs + usize::from(j < pairs % jobs)) * 2).min(left);
+                left -= take;
+                take
+            })
+            .filter(|&n| n > 0)
+            .collect();
     }
     let mut left = count;
     (0..jobs)
@@ -2664,9 +2684,11 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// Jobs cover every agent once, in order, in whole vectors of at most a full batch,
-        /// one per thread at least while vectors last, and their vector counts differ by one
-        /// at most.
+        /// Jobs cover every agent once, in order, at most a full batch each, one per thread
+        /// at least while vectors last. Jobs of at most 24 agents go in pairs (all but the last
+        /// even, sizes within two of each other); larger ones in whole vectors whose counts
+        /// differ by one at most. Either way the largest job holds no more vectors than the
+        /// whole-vector share would give it.
         #[test]
         fn jobs_share_the_agents_evenly(count in 0usize..2_000, threads in 1usize..9) {
             let sizes = job_sizes(count, threads);
@@ -2674,13 +2696,29 @@ mod tests {
             proptest::prop_assert_eq!(sizes.iter().sum::<usize>(), count);
             proptest::prop_assert!(sizes.len() >= threads.min(vectors));
             proptest::prop_assert!(sizes.iter().all(|&n| n > 0 && n <= BATCH_LANES_F32));
-            if let Some((_, whole)) = sizes.split_last() {
-                proptest::prop_assert!(whole.iter().all(|n| n % 8 == 0));
+            let (lo, hi) = (sizes.iter().min().copied(), sizes.iter().max().copied());
+            let paired = sizes.len() > 1 && hi.is_some_and(|hi| hi <= 24);
+            if let Some((_, most)) = sizes.split_last() {
+                let unit = if paired { 2 } else { 8 };
+                proptest::prop_assert!(most.iter().all(|n| n % unit == 0), "{:?}", sizes);
             }
-            let jobs_vectors: Vec<usize> = sizes.iter().map(|n| n.div_ceil(8)).collect();
-            let (lo, hi) = (jobs_vectors.iter().min(), jobs_vectors.iter().max());
-            if let (Some(lo), Some(hi)) = (lo, hi) {
-                proptest::prop_assert!(hi - lo <= 1, "{:?}", sizes);
+            if paired {
+                let most = &sizes[..sizes.len() - 1];
+                let (mlo, mhi) = (most.iter().min(), most.iter().max());
+                if let (Some(mlo), Some(mhi)) = (mlo, mhi) {
+                    proptest::prop_assert!(mhi - mlo <= 2, "{:?}", sizes);
+                }
+            } else {
+                let jobs_vectors: Vec<usize> = sizes.iter().map(|n| n.div_ceil(8)).collect();
+                let (lo, hi) = (jobs_vectors.iter().min(), jobs_vectors.iter().max());
+                if let (Some(lo), Some(hi)) = (lo, hi) {
+                    proptest::prop_assert!(hi - lo <= 1, "{:?}", sizes);
+                }
+            }
+            if let (Some(_), Some(hi)) = (lo, hi) {
+                // Whole vectors over the same number of jobs, as evenly as they go.
+                let whole = vectors.div_ceil(sizes.len());
+                proptest::prop_assert!(hi.div_ceil(8) <= whole, "{:?}", sizes);
             }
             // No more jobs than needed once there are plenty for every thread.
             if vectors >= 8 * threads {
@@ -2692,9 +2730,10 @@ mod tests {
     #[test]
     fn small_crowds_are_split_between_threads() {
         assert_eq!(job_sizes(2, 2), vec![2]);
-        assert_eq!(job_sizes(24, 2), vec![16, 8]);
-        assert_eq!(job_sizes(40, 2), vec![24, 16]);
-        assert_eq!(job_sizes(70, 2), vec![24, 16, 16, 14]);
+        assert_eq!(job_sizes(24, 2), vec![12, 12]);
+        assert_eq!(job_sizes(40, 2), vec![20, 20]);
+        assert_eq!(job_sizes(70, 2), vec![18, 18, 18, 16]);
+        assert_eq!(job_sizes(13, 2), vec![8, 5]);
         assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 24, 24, 24]);
         assert_eq!(job_sizes(24, 1), vec![24]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
