@@ -69,6 +69,12 @@ fn malformed_files_name_the_position() {
         "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [(position: (1, 1), goals: (targets: [Point((NaN, 1.0))]))],\n)",
     );
     assert!(message.contains("finite"), "{message}");
+    // A sweep count far past the seeds' 30–100, on line 4.
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [\n    (position: (1, 1), style: (local_map: (sweeps: 1000000)))\n  ],\n)",
+    );
+    assert_eq!(line, 4, "{message}");
+    assert!(message.contains("sweeps"), "{message}");
     // A negative time limit, on line 3.
     let (line, _, message) = parse_error(
         "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  agents: [(position: (1, 1), goals: (targets: [Point((5.0, 1.0))], time_limits: [Some(-1.0)]))],\n)",

@@ -102,9 +102,10 @@ pub struct FieldBatchF32 {
 const SKEWED_MAX_LANES: usize = 12;
 
 /// [`FieldBatchF32::relax_whole`] takes at most this many maps straight into the time-skewed
-/// kernel (no lanes to read the maps from and write them back to): `whole_maps` in the same
-/// bench, 22.8 against 28.4 µs at 24 maps, 30.4 against 30.0 at 32.
-const SKEWED_MAX_MAPS: usize = 24;
+/// kernel (no lanes to read the maps from and write them back to) on CPUs with AVX-512F:
+/// `whole_maps` in the same bench, 22.8 against 28.4 µs at 24 maps, 30.4 against 30.0 at 32.
+/// A crowd sizes its jobs by it.
+pub const SKEWED_MAX_MAPS: usize = 24;
 
 /// The same for CPUs with AVX2 but not AVX-512F, whose build of the kernel sweeps one map per
 /// 8-lane vector: forced on this machine (AVX-512), `whole_maps` gave 8.8 µs for 4 maps and
@@ -255,7 +256,7 @@ impl FieldBatchF32 {
     /// `skewed` module).
     pub fn relax(&mut self, sweeps: usize) {
         let (w, h) = (self.lanes.width, self.lanes.height);
-        if (1..=SKEWED_MAX_LANES).contains(&self.lanes.used) && skewed::available(w, h) {
+        if (1..=SKEWED_MAX_LANES).contains(&self.lanes.used) && skewed::available(w, h, sweeps) {
             self.relax_skewed(sweeps);
             return;
         }
@@ -272,9 +273,9 @@ impl FieldBatchF32 {
     /// read the maps.
     pub fn relax_whole(&mut self, maps: &mut [(&mut Field<f64>, &Bias)], sweeps: usize) -> bool {
         let (w, h) = (self.lanes.width, self.lanes.height);
-        let kernel = if maps.len() <= SKEWED_MAX_MAPS && skewed::available(w, h) {
+        let kernel = if maps.len() <= SKEWED_MAX_MAPS && skewed::available(w, h, sweeps) {
             WholeKernel::Skewed512
-        } else if maps.len() <= SKEWED_MAX_MAPS_AVX2 && skewed::available_avx2(w, h) {
+        } else if maps.len() <= SKEWED_MAX_MAPS_AVX2 && skewed::available_avx2(w, h, sweeps) {
             WholeKernel::Skewed256
         } else {
             WholeKernel::Lanes
@@ -295,7 +296,7 @@ impl FieldBatchF32 {
         let (w, h) = (self.lanes.width, self.lanes.height);
         #[cfg(target_arch = "x86_64")]
         match kernel {
-            WholeKernel::Skewed512 if skewed::available(w, h) => {
+            WholeKernel::Skewed512 if skewed::available(w, h, sweeps) => {
                 // SAFETY: `available` checked AVX-512F and the width and height, and every
                 // map has the batch's size.
                 #[allow(unsafe_code)]
@@ -304,7 +305,7 @@ impl FieldBatchF32 {
                 };
                 return true;
             }
-            WholeKernel::Skewed256 if skewed::available_avx2(w, h) => {
+            WholeKernel::Skewed256 if skewed::available_avx2(w, h, sweeps) => {
                 // SAFETY: as above, with AVX2.
                 #[allow(unsafe_code)]
                 unsafe {
@@ -328,7 +329,7 @@ impl FieldBatchF32 {
     /// not available (no AVX-512F, or maps wider than [`skewed::MAX_WIDTH`]).
     fn relax_skewed(&mut self, sweeps: usize) -> bool {
         let (w, h) = (self.lanes.width, self.lanes.height);
-        if !skewed::available(w, h) {
+        if !skewed::available(w, h, sweeps) {
             return false;
         }
         #[cfg(target_arch = "x86_64")]
@@ -910,8 +911,15 @@ mod tests {
     use crate::grid::GridGeometry;
     use crate::relax::{Relaxation, relax};
 
+    /// A `side × side` map of [`random_rect`].
     fn random_map(side: usize, seed: u64) -> Field<f64> {
-        let g = GridGeometry::new(DVec2::ZERO, 0.5, side, side).unwrap();
+        random_rect(side, side, seed)
+    }
+
+    /// A `w × h` map drawn from `seed`: obstacles, fixed values and free cells at drawn
+    /// potentials inside, one goal on the border.
+    fn random_rect(w: usize, h: usize, seed: u64) -> Field<f64> {
+        let g = GridGeometry::new(DVec2::ZERO, 0.5, w, h).unwrap();
         let mut f = Field::new(g, 0.9);
         let mut s = seed;
         let mut next = || {
@@ -920,16 +928,16 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             s >> 33
         };
-        for y in 1..side - 1 {
-            for x in 1..side - 1 {
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
                 match next() % 10 {
                     0 | 1 => f.set_obstacle(x, y).unwrap(),
                     2 => f.set_fixed(x, y, (next() % 1000) as f64 / 1000.0).unwrap(),
-                    _ => {}
+                    _ => f.potentials_mut()[y * w + x] = (next() % 1000) as f64 / 1000.0,
                 }
             }
         }
-        f.set_goal(side - 1, side / 2).unwrap();
+        f.set_goal(w - 1, h / 2).unwrap();
         f
     }
 
@@ -1275,30 +1283,6 @@ mod tests {
         assert_eq!(out.potentials(), map.potentials());
     }
 
-    /// A `w × h` map like [`random_map`]: obstacles, fixed values and one goal on the border.
-    fn random_rect(w: usize, h: usize, seed: u64) -> Field<f64> {
-        let g = GridGeometry::new(DVec2::ZERO, 0.5, w, h).unwrap();
-        let mut f = Field::new(g, 0.9);
-        let mut s = seed;
-        let mut next = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            s >> 33
-        };
-        for y in 1..h - 1 {
-            for x in 1..w - 1 {
-                match next() % 10 {
-                    0 | 1 => f.set_obstacle(x, y).unwrap(),
-                    2 => f.set_fixed(x, y, (next() % 1000) as f64 / 1000.0).unwrap(),
-                    _ => f.potentials_mut()[y * w + x] = (next() % 1000) as f64 / 1000.0,
-                }
-            }
-        }
-        f.set_goal(w - 1, h / 2).unwrap();
-        f
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -1337,7 +1321,7 @@ mod tests {
                 };
                 prop_assert_eq!(bits(&batch), bits(&want));
             } else {
-                prop_assert!(!skewed::available(w, h));
+                prop_assert!(!skewed::available(w, h, sweeps));
             }
         }
     }
@@ -1427,6 +1411,24 @@ mod tests {
         }
     }
 
+    /// The time-skewed kernel's table grows with the sweep count, so it takes at most
+    /// `MAX_SWEEPS` sweeps; longer relaxations go through the lanes, with the same bits.
+    #[test]
+    fn long_relaxations_go_through_the_lanes() {
+        assert!(!skewed::available(5, 5, skewed::MAX_SWEEPS + 1));
+        assert!(!skewed::available_avx2(5, 5, skewed::MAX_SWEEPS + 1));
+        let sweeps = skewed::MAX_SWEEPS + 1;
+        let map = random_rect(5, 5, 9);
+        let mut lanes = FieldBatchF32::new(5, 5);
+        assert!(lanes.load_lanes(0, &[(&map, &Bias::HARMONIC)]));
+        lanes.relax_lane_per_map(sweeps);
+        let mut want = map.clone();
+        assert!(lanes.store_lanes_whole(0, &mut [&mut want]));
+        let mut got = map.clone();
+        assert!(FieldBatchF32::new(5, 5).relax_whole(&mut [(&mut got, &Bias::HARMONIC)], sweeps));
+        assert_eq!(got.potentials(), want.potentials());
+    }
+
     /// `relax` takes the time-skewed kernel for a few maps where it can and the lane-per-map
     /// kernel otherwise; both leave the maps the scalar sweep leaves (the proptests above),
     /// so this only checks the choice cannot strand a batch: a 17-cell-wide batch of two
@@ -1438,7 +1440,7 @@ mod tests {
         for lane in 0..2 {
             assert!(batch.load(lane, &map, &Bias::HARMONIC));
         }
-        assert!(!skewed::available(17, 9));
+        assert!(!skewed::available(17, 9, 5));
         let before = batch.clone();
         batch.relax(5);
         assert_ne!(

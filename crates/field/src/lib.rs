@@ -95,7 +95,7 @@ pub mod relax;
 pub mod scalar;
 mod skewed;
 
-pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32};
+pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32, SKEWED_MAX_MAPS};
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};

@@ -28,7 +28,8 @@
 //! unused lanes as they are).
 //!
 //! Built for AVX-512F; reading straight from maps ([`sweep_fields_avx2`]) also for AVX2, one
-//! map per 8-lane vector. Callers fall back to the lane-per-map kernel elsewhere.
+//! map per 8-lane vector. Callers fall back to the lane-per-map kernel elsewhere, and for
+//! more than [`MAX_SWEEPS`] sweeps.
 
 #![allow(unsafe_code)]
 
@@ -37,6 +38,11 @@ use crate::field::{CellKind, Field};
 
 /// Widest map this kernel sweeps: a row of one colour must fit eight lanes.
 pub(crate) const MAX_WIDTH: usize = 16;
+
+/// Most sweeps this kernel takes in one call: its table of updated lanes grows with the sweep
+/// count (two bytes per time), so longer relaxations go through the lanes, whose cost per
+/// sweep is the same and which need no table.
+pub(crate) const MAX_SWEEPS: usize = 4096;
 
 /// One 16-lane row of a pair of maps, aligned for vector loads and stores.
 #[derive(Debug, Clone, Copy)]
@@ -99,34 +105,36 @@ impl SkewedScratch {
     }
 }
 
-/// Whether [`sweep_pairs`] can run here on maps of `width × height`.
-pub(crate) fn available(width: usize, height: usize) -> bool {
+/// Whether [`sweep_lanes`] and [`sweep_fields`] can run here on maps of `width × height`
+/// for `sweeps` sweeps.
+pub(crate) fn available(width: usize, height: usize, sweeps: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        (3..=MAX_WIDTH).contains(&width)
-            && height >= 3
-            && std::arch::is_x86_feature_detected!("avx512f")
+        fits(width, height, sweeps) && std::arch::is_x86_feature_detected!("avx512f")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (width, height);
+        let _ = fits(width, height, sweeps);
         false
     }
 }
 
-/// Whether [`sweep_fields_avx2`] can run here on maps of `width × height`.
-pub(crate) fn available_avx2(width: usize, height: usize) -> bool {
+/// Whether [`sweep_fields_avx2`] can run here on maps of `width × height` for `sweeps` sweeps.
+pub(crate) fn available_avx2(width: usize, height: usize, sweeps: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        (3..=MAX_WIDTH).contains(&width)
-            && height >= 3
-            && std::arch::is_x86_feature_detected!("avx2")
+        fits(width, height, sweeps) && std::arch::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (width, height);
+        let _ = fits(width, height, sweeps);
         false
     }
+}
+
+/// Whether maps of `width × height` and a sweep count suit this kernel on any CPU.
+fn fits(width: usize, height: usize, sweeps: usize) -> bool {
+    (3..=MAX_WIDTH).contains(&width) && height >= 3 && sweeps <= MAX_SWEEPS
 }
 
 /// `sweeps` lexicographic Gauss–Seidel sweeps of lanes `0..used` of a lane-per-map batch of
@@ -136,8 +144,8 @@ pub(crate) fn available_avx2(width: usize, height: usize) -> bool {
 ///
 /// # Safety
 ///
-/// The CPU must have AVX-512F; `3 ≤ width ≤ MAX_WIDTH`, `height ≥ 3`, `used ≤ L`, and
-/// `potential` and `free` must hold `width × height` cells.
+/// The CPU must have AVX-512F; `3 ≤ width ≤ MAX_WIDTH`, `height ≥ 3`, `sweeps ≤ MAX_SWEEPS`,
+/// `used ≤ L`, and `potential` and `free` must hold `width × height` cells.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn sweep_lanes<const L: usize>(
@@ -149,13 +157,7 @@ pub(crate) unsafe fn sweep_lanes<const L: usize>(
     used: usize,
     sweeps: usize,
 ) {
-    assert!(
-        (3..=MAX_WIDTH).contains(&w)
-            && h >= 3
-            && used <= L
-            && potential.len() == w * h
-            && free.len() == w * h
-    );
+    assert!(fits(w, h, sweeps) && used <= L && potential.len() == w * h && free.len() == w * h);
     if sweeps == 0 || used == 0 {
         return;
     }
@@ -196,7 +198,8 @@ pub(crate) unsafe fn sweep_lanes<const L: usize>(
 ///
 /// # Safety
 ///
-/// The CPU must have AVX-512F; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`.
+/// The CPU must have AVX-512F; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`,
+/// and `sweeps ≤ MAX_SWEEPS`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn sweep_fields(
@@ -205,11 +208,7 @@ pub(crate) unsafe fn sweep_fields(
     (w, h): (usize, usize),
     sweeps: usize,
 ) {
-    assert!(
-        (3..=MAX_WIDTH).contains(&w)
-            && h >= 3
-            && maps.iter().all(|(f, _)| f.width() == w && f.height() == h)
-    );
+    assert!(fits(w, h, sweeps) && maps.iter().all(|(f, _)| f.width() == w && f.height() == h));
     // No early return for zero sweeps: the write-back still rounds every cell through `f32`,
     // as the lanes' whole store does.
     if sweeps > 0 {
@@ -416,7 +415,8 @@ unsafe fn sweep_rows(
 ///
 /// # Safety
 ///
-/// The CPU must have AVX2; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`.
+/// The CPU must have AVX2; every map must be `w × h` with `3 ≤ w ≤ MAX_WIDTH`, `h ≥ 3`, and
+/// `sweeps ≤ MAX_SWEEPS`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn sweep_fields_avx2(
@@ -425,11 +425,7 @@ pub(crate) unsafe fn sweep_fields_avx2(
     (w, h): (usize, usize),
     sweeps: usize,
 ) {
-    assert!(
-        (3..=MAX_WIDTH).contains(&w)
-            && h >= 3
-            && maps.iter().all(|(f, _)| f.width() == w && f.height() == h)
-    );
+    assert!(fits(w, h, sweeps) && maps.iter().all(|(f, _)| f.width() == w && f.height() == h));
     if sweeps > 0 {
         scratch.build_span(w, h, sweeps);
     }

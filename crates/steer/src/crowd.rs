@@ -45,8 +45,8 @@ use glam::DVec2;
 
 use crowdfield_field::{
     BATCH_LANES, BATCH_LANES_F32, Bias, CellKind, Coverage, Field, FieldBatch, FieldBatchF32,
-    FieldError, GridGeometry, MultigridSolver, MultigridWorkspace, Shape, SubgoalCache,
-    SubgoalStack, raster,
+    FieldError, GridGeometry, MultigridSolver, MultigridWorkspace, SKEWED_MAX_MAPS, Shape,
+    SubgoalCache, SubgoalStack, raster,
 };
 use rayon::prelude::*;
 
@@ -1959,18 +1959,15 @@ impl ChunkScratch {
 }
 
 /// Lanes of each parallel job for `count` agents on `threads` threads, in order: at most
-/// [`BATCH_LANES_F32`] lanes a job, at least one job per 8-lane vector's worth of agents and
-/// thread while there are vectors to share, and, while jobs are few, a multiple of the thread
-/// count. Where every job then holds at most 24 agents (the jobs the time-skewed kernel sweeps,
-/// two maps at a time), the agents are shared out in pairs as evenly as possible (24 agents on
-/// two threads go 12 + 12, 40 go 20 + 20); otherwise in whole 8-lane vectors, the last job
-/// taking the remainder (200 go 32 × 4 + 24 × 3). Even shares never put more vectors in the
-/// largest job than whole vectors would. Results never depend on it: every lane is relaxed as
-/// if alone.
+/// [`BATCH_LANES_F32`] lanes a job, at least one job per thread while there are 8-lane
+/// vectors' worth of agents to share, and, while jobs are few, a multiple of the thread count.
+/// Where every job then holds at most [`SKEWED_MAX_MAPS`] (24) agents, the jobs the
+/// time-skewed kernel sweeps two maps at a time, the agents are shared out in pairs as evenly
+/// as possible (24 agents on two threads go 12 + 12, 40 go 20 + 20); otherwise in whole 8-lane
+/// vectors, the last job taking the remainder (200 go 32 × 4 + 24 × 3). Even shares never put
+/// more vectors in the largest job than whole vectors would. Results never depend on it: every
+/// lane is relaxed as if alone.
 fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
-    /// The most agents a job shared out in pairs holds: what `FieldBatchF32::relax_whole`
-    /// sweeps with the time-skewed kernel on AVX-512F.
-    const PAIRED_JOB_MAX: usize = 24;
     const VECTOR: usize = 8;
     let vectors = count.div_ceil(VECTOR);
     if vectors == 0 {
@@ -1986,7 +1983,7 @@ fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
     // Jobs small enough for the time-skewed kernel (which sweeps maps in pairs, not whole
     // vectors) share the agents evenly in pairs.
     let pairs = count.div_ceil(2);
-    if jobs > 1 && pairs.div_ceil(jobs) * 2 <= PAIRED_JOB_MAX {
+    if jobs > 1 && pairs.div_ceil(jobs) * 2 <= SKEWED_MAX_MAPS {
         let mut left = count;
         return (0..jobs)
             .map(|j| {
@@ -2685,7 +2682,7 @@ mod tests {
 
     proptest::proptest! {
         /// Jobs cover every agent once, in order, at most a full batch each, one per thread
-        /// at least while vectors last. Jobs of at most 24 agents go in pairs (all but the last
+        /// at least while vectors last. Jobs of at most `SKEWED_MAX_MAPS` agents go in pairs (all but the last
         /// even, sizes within two of each other); larger ones in whole vectors whose counts
         /// differ by one at most. Either way the largest job holds no more vectors than the
         /// whole-vector share would give it.
@@ -2697,7 +2694,7 @@ mod tests {
             proptest::prop_assert!(sizes.len() >= threads.min(vectors));
             proptest::prop_assert!(sizes.iter().all(|&n| n > 0 && n <= BATCH_LANES_F32));
             let (lo, hi) = (sizes.iter().min().copied(), sizes.iter().max().copied());
-            let paired = sizes.len() > 1 && hi.is_some_and(|hi| hi <= 24);
+            let paired = sizes.len() > 1 && hi.is_some_and(|hi| hi <= SKEWED_MAX_MAPS);
             if let Some((_, most)) = sizes.split_last() {
                 let unit = if paired { 2 } else { 8 };
                 proptest::prop_assert!(most.iter().all(|n| n % unit == 0), "{:?}", sizes);

@@ -13,6 +13,9 @@ pub enum SteerError {
     /// Local maps need an odd side in 5..=101 cells.
     #[error("local map side {0} must be odd and in 5..=101")]
     BadLocalMapSide(usize),
+    /// Local maps take at most [`crate::MAX_LOCAL_SWEEPS`] sweeps a step.
+    #[error("{0} sweeps a step is more than the {max} a local map takes", max = crate::MAX_LOCAL_SWEEPS)]
+    TooManySweeps(usize),
     /// A view cone needs an aperture in (0, 2π] radians.
     #[error("view angle {0} must be in (0, 2π] radians")]
     BadViewAngle(f64),

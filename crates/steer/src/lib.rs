@@ -35,6 +35,6 @@ pub use crowd::{
     GoalId, ObstacleId, StepPhase, StepReport,
 };
 pub use error::SteerError;
-pub use local_map::{LocalMap, LocalMapSettings, LocalPrecision};
+pub use local_map::{LocalMap, LocalMapSettings, LocalPrecision, MAX_LOCAL_SWEEPS};
 pub use motion::{HeadingRule, SpeedLaw, decide};
 pub use search::SearchSettings;

@@ -94,14 +94,22 @@ impl Default for LocalMapSettings {
     }
 }
 
+/// Most Gauss–Seidel sweeps a local map takes a step: the seeds use 30–100, and a count far
+/// beyond them is a mistake that would stall every step rather than a choice.
+pub const MAX_LOCAL_SWEEPS: usize = 10_000;
+
 impl LocalMapSettings {
-    /// Checks side (odd, 5..=101), cell size, zone widths and the initial value.
+    /// Checks side (odd, 5..=101), sweeps (at most [`MAX_LOCAL_SWEEPS`]), cell size, zone
+    /// widths, the initial value and the view angle.
     pub fn validate(&self) -> Result<(), SteerError> {
         if self.side.is_multiple_of(2)
             || !(5..=101).contains(&self.side)
             || 2 * self.free_zone + 3 > self.side
         {
             return Err(SteerError::BadLocalMapSide(self.side));
+        }
+        if self.sweeps > MAX_LOCAL_SWEEPS {
+            return Err(SteerError::TooManySweeps(self.sweeps));
         }
         GridGeometry::new(DVec2::ZERO, self.cell_size, self.side, self.side)?;
         if !(0.0..=1.0).contains(&self.initial_value) {
@@ -831,5 +839,21 @@ mod tests {
             ..Default::default()
         };
         assert!(LocalMap::new(s, DVec2::ZERO).is_err());
+        for (sweeps, ok) in [
+            (0, true),
+            (MAX_LOCAL_SWEEPS, true),
+            (MAX_LOCAL_SWEEPS + 1, false),
+        ] {
+            let s = LocalMapSettings {
+                sweeps,
+                ..Default::default()
+            };
+            let want = if ok {
+                Ok(())
+            } else {
+                Err(SteerError::TooManySweeps(sweeps))
+            };
+            assert_eq!(s.validate(), want, "{sweeps} sweeps");
+        }
     }
 }
