@@ -54,16 +54,15 @@ struct Row([f32; 16]);
 pub(crate) struct SkewedScratch {
     /// Colour 0 rows, then colour 1 rows, of the pair being swept.
     rows: Vec<Row>,
-    /// Free cells of each row in `rows`, one bit per lane.
+    /// Free cells of each row in `rows` (or `rows8`), one bit per lane.
     free: Vec<u16>,
     /// For `j = t − y + height`: the lanes of row y updated at time t (both maps' halves).
     span: Vec<u16>,
     /// `(width, height, sweeps)` the span table was built for.
     span_key: (usize, usize, usize),
-    /// The AVX2 build's rows: one map, colour 0 rows then colour 1 rows, eight lanes each.
+    /// The AVX2 build's rows: one map, colour 0 rows then colour 1 rows, eight lanes each
+    /// (their free lanes in `free`, bits 0–7).
     rows8: Vec<Row8>,
-    /// Free cells of each row in `rows8`, one bit per lane.
-    free8: Vec<u8>,
 }
 
 /// One 8-lane row of one map, aligned for vector loads and stores (the AVX2 build).
@@ -336,6 +335,34 @@ fn place(w: usize, h: usize, half: usize, x: usize, y: usize) -> (usize, usize, 
     (y * w + x, ((x + y) & 1) * h + y, half * 8 + x / 2)
 }
 
+/// Walks the time-skewed schedule both builds share: for each time `t` of `sweeps` sweeps of
+/// `w × h` maps and each interior row y with a lane to update, calls
+/// `update(colour, other, y, even, lanes)` with the colour updated at `t`, the other one,
+/// whether the row's cells of that colour sit at even x, and the row's free lanes within the
+/// time's span (`free` per row, colour 0 rows then colour 1; `span` the table built for
+/// `(w, h, sweeps)`). Updates of one time may run in any order.
+#[inline(always)]
+fn walk_schedule(
+    free: &[u16],
+    span: &[u16],
+    (w, h): (usize, usize),
+    sweeps: usize,
+    mut update: impl FnMut(usize, usize, usize, bool, u16),
+) {
+    let times = 2 * (sweeps - 1) + (w - 2) + (h - 2);
+    assert!(sweeps >= 1 && free.len() == 2 * h && span.len() > times + h);
+    for t in 2..=times {
+        let (colour, other) = (t & 1, 1 - (t & 1));
+        for y in 1..h - 1 {
+            let lanes = free[colour * h + y] & span[t + h - y];
+            if lanes != 0 {
+                // This row's cells sit at x ≡ t + y (mod 2).
+                update(colour, other, y, (t + y) & 1 == 0, lanes);
+            }
+        }
+    }
+}
+
 /// The time-skewed sweeps of the pair held in `scratch.rows` (free lanes in `scratch.free`,
 /// span table built for `(w, h, sweeps)`), with per-lane `weight`s east, west, north, south.
 ///
@@ -359,8 +386,6 @@ unsafe fn sweep_rows(
             && scratch.span_key == (w, h, sweeps)
             && sweeps >= 1
     );
-    let times = 2 * (sweeps - 1) + (w - 2) + (h - 2);
-    assert!(scratch.span.len() > times + h);
     // West neighbour one lane down (rows whose cells sit at even x), east one lane up (odd x),
     // within each map's half.
     let west_of_even = _mm512_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6, 8, 8, 9, 10, 11, 12, 13, 14);
@@ -375,14 +400,12 @@ unsafe fn sweep_rows(
         )
     };
     let rows = scratch.rows.as_mut_ptr().cast::<f32>();
-    let (free_rows, span) = (&scratch.free, &scratch.span);
-    for t in 2..=times {
-        let (colour, other) = (t & 1, 1 - (t & 1));
-        for y in 1..h - 1 {
-            let updated = free_rows[colour * h + y] & span[t + h - y];
-            if updated == 0 {
-                continue;
-            }
+    walk_schedule(
+        &scratch.free,
+        &scratch.span,
+        (w, h),
+        sweeps,
+        |colour, other, y, even, lanes| {
             // SAFETY: rows `colour * h + y` and `other * h + y ± 1` are among the 2h rows
             // (1 ≤ y ≤ h − 2), each 16 aligned `f32`.
             unsafe {
@@ -391,8 +414,7 @@ unsafe fn sweep_rows(
                 let beside = _mm512_load_ps(at(other, y));
                 let north = _mm512_load_ps(at(other, y + 1));
                 let south = _mm512_load_ps(at(other, y - 1));
-                // This row's cells sit at x ≡ t + y (mod 2).
-                let (east, west) = if (t + y) & 1 == 0 {
+                let (east, west) = if even {
                     (beside, _mm512_permutexvar_ps(west_of_even, beside))
                 } else {
                     (_mm512_permutexvar_ps(east_of_odd, beside), beside)
@@ -402,11 +424,11 @@ unsafe fn sweep_rows(
                     _mm512_add_ps(_mm512_mul_ps(we, east), _mm512_mul_ps(ww, west)),
                     _mm512_mul_ps(wn, north),
                 );
-                let new = _mm512_mask_add_ps(old, updated, sum, _mm512_mul_ps(ws, south));
+                let new = _mm512_mask_add_ps(old, lanes, sum, _mm512_mul_ps(ws, south));
                 _mm512_store_ps(at(colour, y), new);
             }
-        }
-    }
+        },
+    );
 }
 
 /// [`sweep_fields`] built for AVX2, one map per 8-lane vector: each map's rows of one colour
@@ -432,15 +454,15 @@ pub(crate) unsafe fn sweep_fields_avx2(
     for (field, bias) in maps.iter_mut() {
         scratch.rows8.clear();
         scratch.rows8.resize(2 * h, Row8([0.0; 8]));
-        scratch.free8.clear();
-        scratch.free8.resize(2 * h, 0);
+        scratch.free.clear();
+        scratch.free.resize(2 * h, 0);
         let (p, kinds) = (field.potentials(), field.kinds());
         for y in 0..h {
             for x in 0..w {
                 let (cell, row, slot) = place(w, h, 0, x, y);
                 // The batch's load: the complement, rounded to `f32`.
                 scratch.rows8[row].0[slot] = (1.0 - p[cell]) as f32;
-                scratch.free8[row] |= u8::from(kinds[cell] == CellKind::Free) << slot;
+                scratch.free[row] |= u16::from(kinds[cell] == CellKind::Free) << slot;
             }
         }
         if sweeps > 0 {
@@ -477,26 +499,21 @@ unsafe fn sweep_rows_avx2(
 
     assert!(
         scratch.rows8.len() == 2 * h
-            && scratch.free8.len() == 2 * h
+            && scratch.free.len() == 2 * h
             && scratch.span_key == (w, h, sweeps)
             && sweeps >= 1
     );
-    let times = 2 * (sweeps - 1) + (w - 2) + (h - 2);
-    assert!(scratch.span.len() > times + h);
     let west_of_even = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
     let east_of_odd = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
     let lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     let [we, ww, wn, ws] = weight.map(|v| _mm256_set1_ps(v));
     let rows = scratch.rows8.as_mut_ptr().cast::<f32>();
-    let (free_rows, span) = (&scratch.free8, &scratch.span);
-    for t in 2..=times {
-        let (colour, other) = (t & 1, 1 - (t & 1));
-        for y in 1..h - 1 {
-            // The span table's low byte is the first map's half.
-            let updated = free_rows[colour * h + y] & span[t + h - y] as u8;
-            if updated == 0 {
-                continue;
-            }
+    walk_schedule(
+        &scratch.free,
+        &scratch.span,
+        (w, h),
+        sweeps,
+        |colour, other, y, even, lanes| {
             // SAFETY: rows `colour * h + y` and `other * h + y ± 1` are among the 2h rows
             // (1 ≤ y ≤ h − 2), each 8 aligned `f32`.
             unsafe {
@@ -505,8 +522,7 @@ unsafe fn sweep_rows_avx2(
                 let beside = _mm256_load_ps(at(other, y));
                 let north = _mm256_load_ps(at(other, y + 1));
                 let south = _mm256_load_ps(at(other, y - 1));
-                // This row's cells sit at x ≡ t + y (mod 2).
-                let (east, west) = if (t + y) & 1 == 0 {
+                let (east, west) = if even {
                     (beside, _mm256_permutevar8x32_ps(beside, west_of_even))
                 } else {
                     (_mm256_permutevar8x32_ps(beside, east_of_odd), beside)
@@ -519,7 +535,8 @@ unsafe fn sweep_rows_avx2(
                     ),
                     _mm256_mul_ps(ws, south),
                 );
-                let bits = _mm256_and_si256(_mm256_set1_epi32(i32::from(updated)), lane_bit);
+                // Only the first map's half of the span table applies: `free` has no higher bits.
+                let bits = _mm256_and_si256(_mm256_set1_epi32(i32::from(lanes)), lane_bit);
                 let keep = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, lane_bit));
                 // The blend in assembly: written as a blend and a store, it becomes a masked
                 // store, which the next time's loads of the row cannot take their values from
@@ -535,6 +552,6 @@ unsafe fn sweep_rows_avx2(
                 );
                 _mm256_store_ps(at(colour, y), out);
             }
-        }
-    }
+        },
+    );
 }
