@@ -266,8 +266,9 @@ impl FieldBatchF32 {
     /// Relaxes each of `maps` with its bias and writes every cell back: what
     /// [`Self::load_lanes`]`(0, maps)`, [`Self::clear_from`]`(maps.len())`, [`Self::relax`]
     /// and [`Self::store_lanes_whole`] do, bit for bit (so, like the latter, meant for maps
-    /// whose fixed cells hold 0 or 1). Up to 24 maps go straight from the maps into the
-    /// time-skewed kernel's rows and back, where it runs, without passing through the lanes.
+    /// whose fixed cells hold 0 or 1). Up to [`SKEWED_MAX_MAPS`] maps (four on CPUs with AVX2
+    /// but not AVX-512F) go straight from the maps into the time-skewed kernel's rows and
+    /// back, without passing through the lanes, for up to 4,096 sweeps.
     /// Returns false, changing nothing, when there are more than [`BATCH_LANES_F32`] maps or
     /// one has another size. Afterwards the lanes hold these maps or what they held before:
     /// read the maps.
