@@ -70,7 +70,7 @@ impl FieldBatch {
     /// are bit-identical across CPUs.
     pub fn relax(&mut self, sweeps: usize) {
         // Four vectors per cell already keep the CPU busy: one row at a time.
-        self.lanes.sweep::<BATCH_LANES, 1>(sweeps);
+        self.lanes.sweep::<BATCH_LANES>(sweeps, 1, Some(3));
     }
 }
 
@@ -97,15 +97,17 @@ pub struct FieldBatchF32 {
 
 /// Batches of at most this many loaded maps are swept two maps per vector in the time-skewed
 /// order where the CPU has AVX-512F and the maps are at most [`skewed::MAX_WIDTH`] cells wide.
-/// Kernels bench, `crowd_batch_f32_30_sweeps/maps` (30 sweeps of 15×15): faster than the
-/// lane-per-map kernel at 12 maps (14.6 against 16.6 µs), slower at 16 (18.5 against 17.0).
-const SKEWED_MAX_LANES: usize = 12;
+/// Kernels bench, `crowd_batch_f32_30_sweeps/maps` (30 sweeps of 15×15), against the
+/// lane-per-map kernel since its AVX-512 build carries values in registers: faster at 4 maps
+/// (5.4 against 7.6 µs), as fast at 6 (7.9 against 7.5), slower at 8 (10.6 against 7.6).
+const SKEWED_MAX_LANES: usize = 6;
 
 /// [`FieldBatchF32::relax_whole`] takes at most this many maps straight into the time-skewed
 /// kernel (no lanes to read the maps from and write them back to) on CPUs with AVX-512F:
-/// `whole_maps` in the same bench, 22.8 against 28.4 µs at 24 maps, 30.4 against 30.0 at 32.
-/// A crowd sizes its jobs by it.
-pub const SKEWED_MAX_MAPS: usize = 24;
+/// `whole_maps` in the same bench against the lanes, 7.8 against 8.4 µs at 8 maps, 12.4
+/// against 17.1 at 12, 15.3 against 15.1 at 16, 23.7 against 19.1 at 24. A crowd sizes its
+/// jobs by it.
+pub const SKEWED_MAX_MAPS: usize = 16;
 
 /// The same for CPUs with AVX2 but not AVX-512F, whose build of the kernel sweeps one map per
 /// 8-lane vector: forced on this machine (AVX-512), `whole_maps` gave 8.8 µs for 4 maps and
@@ -364,12 +366,22 @@ impl FieldBatchF32 {
         // not.
         match self.lanes.used {
             0 => {}
-            1..=8 => self.lanes.sweep::<8, 5>(sweeps),
-            9..=16 => self.lanes.sweep::<16, 3>(sweeps),
-            17..=24 => self.lanes.sweep::<24, 2>(sweeps),
-            _ => self.lanes.sweep::<BATCH_LANES_F32, 1>(sweeps),
+            1..=8 => self.lanes.sweep::<8>(sweeps, 5, None),
+            9..=16 => self.lanes.sweep::<16>(sweeps, 3, Some(3)),
+            // Lanes past `used` are fixed, so sweeping them changes nothing: with AVX-512, all
+            // 32 lanes (two whole vectors) go faster than 24 (one and a half).
+            17..=24 if !wide_vectors() => self.lanes.sweep::<24>(sweeps, 2, None),
+            _ => self.lanes.sweep::<BATCH_LANES_F32>(sweeps, 1, Some(3)),
         }
     }
+}
+
+/// Whether the CPU has AVX-512F (the sweeps' 512-bit build).
+fn wide_vectors() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// A float the batched sweep works in, with the bits its lane masks select.
@@ -523,16 +535,22 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
         true
     }
 
-    /// The sweeps on lanes `0..N`, built for AVX-512 or AVX2 where the CPU has them. Each build
-    /// runs the same operations in the same order (Rust never contracts a multiply and an add
-    /// into a fused one), so all give the same bits (test).
-    fn sweep<const N: usize, const K: usize>(&mut self, sweeps: usize) {
+    /// The sweeps on lanes `0..N`, built for AVX-512 or AVX2 where the CPU has them: `rows`
+    /// rows a wave reading every neighbour from memory (AVX2, portable), or on AVX-512, where
+    /// 32 vector registers can hold the values a wave has read, `carried` rows a wave keeping
+    /// them there (`None`: as the others). Each build runs the same operations on the same
+    /// values in the same order (Rust never contracts a multiply and an add into a fused one),
+    /// so all give the same bits (test).
+    fn sweep<const N: usize>(&mut self, sweeps: usize, rows: usize, carried: Option<usize>) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: `sweep_avx512` only needs AVX-512F, which the CPU was just checked for.
             #[allow(unsafe_code)]
             unsafe {
-                self.sweep_avx512::<N, K>(sweeps)
+                match carried {
+                    Some(k) => self.sweep_avx512::<N, true>(sweeps, k),
+                    None => self.sweep_avx512::<N, false>(sweeps, rows),
+                }
             };
             return;
         }
@@ -541,23 +559,24 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
             // SAFETY: `sweep_avx2` only needs AVX2, which the CPU was just checked for.
             #[allow(unsafe_code)]
             unsafe {
-                self.sweep_avx2::<N, K>(sweeps)
+                self.sweep_avx2::<N>(sweeps, rows)
             };
             return;
         }
-        self.sweep_lanes::<N, K>(sweeps);
+        let _ = carried;
+        self.sweep_lanes::<N, false>(sweeps, rows);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn sweep_avx2<const N: usize, const K: usize>(&mut self, sweeps: usize) {
-        self.sweep_lanes::<N, K>(sweeps);
+    fn sweep_avx2<const N: usize>(&mut self, sweeps: usize, rows: usize) {
+        self.sweep_lanes::<N, false>(sweeps, rows);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    fn sweep_avx512<const N: usize, const K: usize>(&mut self, sweeps: usize) {
-        self.sweep_lanes::<N, K>(sweeps);
+    fn sweep_avx512<const N: usize, const CARRY: bool>(&mut self, sweeps: usize, rows: usize) {
+        self.sweep_lanes::<N, CARRY>(sweeps, rows);
     }
 
     /// `sweeps` lexicographic Gauss–Seidel sweeps (x fastest, then y, both increasing) on
@@ -565,25 +584,22 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     /// select, so each lane computes exactly what the scalar kernel computes on its map alone:
     /// the same operations in the same order.
     ///
-    /// Rows go `K` at a time as a diagonal wavefront: at each wave, row `y + i` updates the
+    /// Rows go `rows` (1 to 6) at a time as a diagonal wavefront: at each wave, row `y + i` updates the
     /// cell one column behind row `y + i − 1`. Every cell still reads its west and south
     /// neighbours after and its east and north neighbours before their updates, exactly as in
-    /// the lexicographic order, so the results are the same bits; but the `K` cells of a wave
+    /// the lexicographic order, so the results are the same bits; but the cells of a wave
     /// do not wait for each other, where a single row waits for each cell's west neighbour (a
     /// chain of multiplies and adds, ten-odd cycles per cell, that leaves a batch of one or two
-    /// vectors mostly idle).
+    /// vectors mostly idle). With `CARRY` the waves keep the values they read in registers
+    /// ([`Cells::wave_carried`]).
     #[inline(always)]
-    fn sweep_lanes<const N: usize, const K: usize>(&mut self, sweeps: usize) {
+    fn sweep_lanes<const N: usize, const CARRY: bool>(&mut self, sweeps: usize, rows: usize) {
         let (w, h) = (self.width, self.height);
         if w < 3 || h < 3 {
             return;
         }
-        const {
-            assert!(
-                K >= 1 && K <= 6 && N <= L,
-                "one to six rows per wave, N ≤ L lanes"
-            )
-        };
+        const { assert!(N <= L, "N ≤ L lanes") };
+        assert!((1..=6).contains(&rows), "one to six rows per wave");
         assert!(self.potential.len() == w * h && self.free.len() == w * h);
         let cells = Cells {
             potential: self.potential.as_mut_ptr(),
@@ -591,24 +607,30 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
             weights: &self.weights,
             width: w,
         };
-        // The h − 2 interior rows in groups of at most K, as even as possible (13 rows in
+        // The h − 2 interior rows in groups of at most `rows`, as even as possible (13 rows in
         // fours: 4, 3, 3, 3), so no group is left with a lone row waiting on each cell.
-        let rows = h - 2;
-        let groups = rows.div_ceil(K);
+        let interior = h - 2;
+        let groups = interior.div_ceil(rows);
         for _ in 0..sweeps {
             let mut y0 = 1;
             for g in 0..groups {
-                let size = rows / groups + usize::from(g < rows % groups);
+                let size = interior / groups + usize::from(g < interior % groups);
                 // SAFETY: rows y0 − 1 ..= y0 + size lie in the w × h map (y0 ≥ 1 and the
                 // groups end at row h − 2), N ≤ L, and nothing else borrows the arrays.
                 #[allow(unsafe_code)]
                 unsafe {
                     match size {
+                        1 if CARRY => cells.wave_carried::<N, 1>(y0),
                         1 => cells.wave::<N, 1>(y0),
+                        2 if CARRY => cells.wave_carried::<N, 2>(y0),
                         2 => cells.wave::<N, 2>(y0),
+                        3 if CARRY => cells.wave_carried::<N, 3>(y0),
                         3 => cells.wave::<N, 3>(y0),
+                        4 if CARRY => cells.wave_carried::<N, 4>(y0),
                         4 => cells.wave::<N, 4>(y0),
+                        5 if CARRY => cells.wave_carried::<N, 5>(y0),
                         5 => cells.wave::<N, 5>(y0),
+                        6 if CARRY => cells.wave_carried::<N, 6>(y0),
                         6 => cells.wave::<N, 6>(y0),
                         _ => unreachable!("groups are at most six rows"),
                     }
@@ -901,6 +923,76 @@ impl<T: LaneFloat, const L: usize> Cells<'_, T, L> {
         cell[..N].copy_from_slice(&out);
         *west = out;
     }
+
+    /// [`Self::wave`] with fewer reads, for CPUs with registers to spare (AVX-512's 32).
+    ///
+    /// Each old value is read from memory once and kept in registers for its other uses: the
+    /// east neighbour row `i` reads at wave `t` is the cell it updates at wave `t + 1` and the
+    /// north neighbour row `i − 1` reads then (rows run from the top of the wave down, so that
+    /// value is taken before row `i` overwrites it), and the south neighbour of row `i` is what
+    /// row `i − 1` computed at wave `t − 1`. So a wave step reads one east neighbour and one
+    /// mask per row, the row below the wave's south neighbour and the row above's north one,
+    /// where reading every neighbour would take five reads per row; the values are the same,
+    /// and so are the results, bit for bit (tests against the scalar kernel).
+    ///
+    /// # Safety
+    ///
+    /// Rows `y0 − 1 ..= y0 + K` must lie inside the map, `N ≤ L`, and no reference to the
+    /// arrays may be alive.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn wave_carried<const N: usize, const K: usize>(&self, y0: usize) {
+        let w = self.width;
+        let inner = w - 2;
+        // SAFETY (all reads and writes below): rows y0 − 1 ..= y0 + K lie in the map, and
+        // columns 0 ..= w − 1 of them in the arrays; lanes 0..N ≤ L.
+        let read = |i: usize| -> [T; N] {
+            let cell = unsafe { &*self.potential.add(i) };
+            std::array::from_fn(|l| cell[l])
+        };
+        // Row i's new value west of its next cell, and the old value of that next cell.
+        let mut west = [[T::ZERO; N]; K];
+        let mut here = [[T::ZERO; N]; K];
+        for i in 0..K {
+            west[i] = read((y0 + i) * w);
+            here[i] = read((y0 + i) * w + 1);
+        }
+        let [we, ww, wn, ws] = self.weights;
+        for t in 0..inner + K - 1 {
+            // The east neighbour each row read in this wave (the north one of the row below).
+            let mut east_read = [[T::ZERO; N]; K];
+            for i in (0..K).rev() {
+                if t < i || t - i >= inner {
+                    continue;
+                }
+                let c = t - i + 1;
+                let at = (y0 + i) * w + c;
+                let east = read(at + 1);
+                // Row i + 1 has read this cell as its east neighbour in this wave if it has
+                // started (its column c − 1 ≥ 1); otherwise read it.
+                let north = if i + 1 < K && c >= 2 {
+                    east_read[i + 1]
+                } else {
+                    read(at + w)
+                };
+                let south = if i > 0 { west[i - 1] } else { read(at - w) };
+                let old = here[i];
+                let mask = unsafe { &*self.free.add(at) };
+                let mut out = [T::ZERO; N];
+                for l in 0..N {
+                    // The scalar kernel's operation order.
+                    let new =
+                        we[l] * east[l] + ww[l] * west[i][l] + wn[l] * north[l] + ws[l] * south[l];
+                    out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
+                }
+                let cell = unsafe { &mut *self.potential.add(at) };
+                cell[..N].copy_from_slice(&out);
+                west[i] = out;
+                here[i] = east;
+                east_read[i] = east;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -977,42 +1069,68 @@ mod tests {
         }
     }
 
-    /// Sweeps a copy of `base` on lanes `0..N`, `K` rows a wave, with the portable build and
-    /// with the AVX2 and AVX-512 builds the CPU has, and checks they leave the same bits.
+    /// Sweeps copies of `base` on lanes `0..N` with one to six rows a wave, each wave reading
+    /// every neighbour and carrying them in registers, in the portable build and the AVX2 and
+    /// AVX-512 builds the CPU has, and checks they all leave the bits of the portable build's
+    /// row-by-row sweeps.
     #[allow(unsafe_code)]
-    fn builds_agree<T: LaneFloat, const L: usize, const N: usize, const K: usize>(
-        base: &Interleaved<T, L>,
-    ) {
+    fn builds_agree<T: LaneFloat, const L: usize, const N: usize>(base: &Interleaved<T, L>) {
         let bits = |l: &Interleaved<T, L>| -> Vec<T::Bits> {
             l.potential.iter().flatten().map(|v| v.bits()).collect()
         };
-        let mut portable = base.clone();
-        portable.sweep_lanes::<N, K>(30);
-        let want = bits(&portable);
+        let mut reference = base.clone();
+        reference.sweep_lanes::<N, false>(30, 1);
+        let want = bits(&reference);
         assert_ne!(want, bits(base), "the sweeps changed something");
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                let mut l = base.clone();
-                // SAFETY: the CPU has AVX2.
-                unsafe { l.sweep_avx2::<N, K>(30) };
-                assert_eq!(bits(&l), want, "AVX2, {N} lanes, {K} rows a wave");
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                let mut l = base.clone();
-                // SAFETY: the CPU has AVX-512F.
-                unsafe { l.sweep_avx512::<N, K>(30) };
-                assert_eq!(bits(&l), want, "AVX-512, {N} lanes, {K} rows a wave");
+        for rows in 1..=6 {
+            let mut l = base.clone();
+            l.sweep_lanes::<N, false>(30, rows);
+            assert_eq!(bits(&l), want, "portable, {N} lanes, {rows} rows a wave");
+            let mut l = base.clone();
+            l.sweep_lanes::<N, true>(30, rows);
+            assert_eq!(
+                bits(&l),
+                want,
+                "portable carried, {N} lanes, {rows} rows a wave"
+            );
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut l = base.clone();
+                    // SAFETY: the CPU has AVX2.
+                    unsafe { l.sweep_avx2::<N>(30, rows) };
+                    assert_eq!(bits(&l), want, "AVX2, {N} lanes, {rows} rows a wave");
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    for (carry, name) in [(false, "AVX-512"), (true, "AVX-512 carried")] {
+                        let mut l = base.clone();
+                        // SAFETY: the CPU has AVX-512F.
+                        unsafe {
+                            if carry {
+                                l.sweep_avx512::<N, true>(30, rows)
+                            } else {
+                                l.sweep_avx512::<N, false>(30, rows)
+                            }
+                        };
+                        assert_eq!(bits(&l), want, "{name}, {N} lanes, {rows} rows a wave");
+                    }
+                }
             }
         }
     }
 
-    /// The portable, AVX2 and AVX-512 builds of the sweep give the same bits, for every vector
-    /// count and rows per wave the two batches use. Only the builds the CPU running the test has
-    /// are compared (on a CPU without AVX-512, the AVX-512 build is not checked).
+    /// The portable, AVX2 and AVX-512 builds of the sweep, reading every neighbour or carrying
+    /// them, give the same bits, for every vector count the two batches use and one to six
+    /// rows a wave, on square and oblong maps. Only the builds the CPU running the test has are
+    /// compared (on a CPU without AVX-512, the AVX-512 build is not checked).
     #[test]
     fn every_build_of_the_sweep_gives_the_same_bits() {
-        let side = 15;
+        for (w, h) in [(15, 15), (9, 17), (21, 6)] {
+            every_build_agrees_on(w, h);
+        }
+    }
+
+    fn every_build_agrees_on(w: usize, h: usize) {
         let bias = |lane: usize| {
             Bias::new(
                 0.9 * lane as f64 / 32.0 - 0.3,
@@ -1020,21 +1138,21 @@ mod tests {
             )
             .unwrap()
         };
-        let mut f32_batch = FieldBatchF32::new(side, side);
-        let mut f64_batch = FieldBatch::new(side, side);
+        let mut f32_batch = FieldBatchF32::new(w, h);
+        let mut f64_batch = FieldBatch::new(w, h);
         for lane in 0..BATCH_LANES_F32 {
-            let map = random_map(side, 7 * lane as u64 + 1);
+            let map = random_rect(w, h, 7 * lane as u64 + 1);
             assert!(f32_batch.load(lane, &map, &bias(lane)));
             if lane < BATCH_LANES {
                 assert!(f64_batch.load(lane, &map, &bias(lane)));
             }
         }
         let f32_lanes = &f32_batch.lanes;
-        builds_agree::<_, BATCH_LANES_F32, 8, 5>(f32_lanes);
-        builds_agree::<_, BATCH_LANES_F32, 16, 3>(f32_lanes);
-        builds_agree::<_, BATCH_LANES_F32, 24, 2>(f32_lanes);
-        builds_agree::<_, BATCH_LANES_F32, BATCH_LANES_F32, 1>(f32_lanes);
-        builds_agree::<_, BATCH_LANES, BATCH_LANES, 1>(&f64_batch.lanes);
+        builds_agree::<_, BATCH_LANES_F32, 8>(f32_lanes);
+        builds_agree::<_, BATCH_LANES_F32, 16>(f32_lanes);
+        builds_agree::<_, BATCH_LANES_F32, 24>(f32_lanes);
+        builds_agree::<_, BATCH_LANES_F32, BATCH_LANES_F32>(f32_lanes);
+        builds_agree::<_, BATCH_LANES, BATCH_LANES>(&f64_batch.lanes);
     }
 
     /// The complement of `map` as a `Field<f32>`: free cells `1 − p`, fixed cells (obstacles

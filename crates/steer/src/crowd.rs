@@ -1961,10 +1961,10 @@ impl ChunkScratch {
 /// Lanes of each parallel job for `count` agents on `threads` threads, in order: at most
 /// [`BATCH_LANES_F32`] lanes a job, at least one job per thread while there are 8-lane
 /// vectors' worth of agents to share, and, while jobs are few, a multiple of the thread count.
-/// Where every job then holds at most [`SKEWED_MAX_MAPS`] (24) agents, the jobs the
+/// Where every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the
 /// time-skewed kernel sweeps two maps at a time, the agents are shared out in pairs as evenly
-/// as possible (24 agents on two threads go 12 + 12, 40 go 20 + 20); otherwise in whole 8-lane
-/// vectors, the last job taking the remainder (200 go 32 × 4 + 24 × 3). Even shares never put
+/// as possible (24 agents on two threads go 12 + 12, 30 go 16 + 14); otherwise in whole 8-lane
+/// vectors, the last job taking the remainder (40 go 24 + 16, 200 go 32 × 4 + 24 × 3). Even shares never put
 /// more vectors in the largest job than whole vectors would. Results never depend on it: every
 /// lane is relaxed as if alone.
 fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
@@ -2728,8 +2728,9 @@ mod tests {
     fn small_crowds_are_split_between_threads() {
         assert_eq!(job_sizes(2, 2), vec![2]);
         assert_eq!(job_sizes(24, 2), vec![12, 12]);
-        assert_eq!(job_sizes(40, 2), vec![20, 20]);
-        assert_eq!(job_sizes(70, 2), vec![18, 18, 18, 16]);
+        assert_eq!(job_sizes(30, 2), vec![16, 14]);
+        assert_eq!(job_sizes(40, 2), vec![24, 16]);
+        assert_eq!(job_sizes(70, 2), vec![24, 16, 16, 14]);
         assert_eq!(job_sizes(13, 2), vec![8, 5]);
         assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 24, 24, 24]);
         assert_eq!(job_sizes(24, 1), vec![24]);
