@@ -1977,15 +1977,19 @@ impl ChunkScratch {
     }
 }
 
-/// Lanes of each parallel job for `count` agents on `threads` threads, in order: at most
-/// [`BATCH_LANES_F32`] lanes a job, at least one job per thread while there are 8-lane
-/// vectors' worth of agents to share, and, while jobs are few, a multiple of the thread count.
-/// Where every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the
-/// time-skewed kernel sweeps two maps at a time, the agents are shared out in pairs as evenly
-/// as possible (24 agents on two threads go 12 + 12, 30 go 16 + 14); otherwise in whole 8-lane
-/// vectors, the last job taking the remainder (40 go 24 + 16, 200 go 32 × 4 + 24 × 3). Even shares never put
-/// more vectors in the largest job than whole vectors would. Results never depend on it: every
-/// lane is relaxed as if alone.
+/// Lanes of each parallel job for `count` agents on `threads` threads, in order, at most
+/// [`BATCH_LANES_F32`] a job. Where there are full batches for every thread (and at least two),
+/// the jobs are full batches and the rest one job, or two shared in pairs where it holds more
+/// than [`SKEWED_MAX_MAPS`] agents (200 agents go 32 × 6 + 8, 250 go 32 × 7 + 14 + 12): a full
+/// batch sweeps a map for about half what the time-skewed kernel takes, and 17–24 maps cost a
+/// full batch's sweep. Otherwise at least one job per thread while there are 8-lane vectors'
+/// worth of agents to share, and, while jobs are few, a multiple of the thread count; where
+/// every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the time-skewed
+/// kernel sweeps two maps at a time, the agents are shared out in pairs as evenly as possible
+/// (24 agents on two threads go 12 + 12, 30 go 16 + 14), otherwise in whole 8-lane vectors,
+/// the last job taking the remainder (40 go 24 + 16); even shares never put more vectors in
+/// the largest job than whole vectors would. Results never depend on it: every lane is
+/// relaxed as if alone.
 fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
     const VECTOR: usize = 8;
     let vectors = count.div_ceil(VECTOR);
@@ -1993,6 +1997,18 @@ fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
         return Vec::new();
     }
     let threads = threads.max(1);
+    let full = count / BATCH_LANES_F32;
+    if full >= threads.max(2) {
+        let rest = count % BATCH_LANES_F32;
+        let mut sizes = vec![BATCH_LANES_F32; full];
+        if rest > SKEWED_MAX_MAPS {
+            let first = rest.div_ceil(2).next_multiple_of(2);
+            sizes.extend([first, rest - first]);
+        } else if rest > 0 {
+            sizes.push(rest);
+        }
+        return sizes;
+    }
     let mut jobs = vectors
         .div_ceil(BATCH_LANES_F32 / VECTOR)
         .max(threads.min(vectors));
@@ -2701,10 +2717,13 @@ mod tests {
 
     proptest::proptest! {
         /// Jobs cover every agent once, in order, at most a full batch each, one per thread
-        /// at least while vectors last. Jobs of at most `SKEWED_MAX_MAPS` agents go in pairs (all but the last
-        /// even, sizes within two of each other); larger ones in whole vectors whose counts
-        /// differ by one at most. Either way the largest job holds no more vectors than the
-        /// whole-vector share would give it.
+        /// at least while vectors last. With full batches for every thread (two at least),
+        /// every job but the last one or two is a full batch, and those share the rest, each
+        /// within reach of the time-skewed kernel (the first even, the two within three).
+        /// Otherwise: jobs of at most
+        /// `SKEWED_MAX_MAPS` agents go in pairs (all but the last even, sizes within two of
+        /// each other); larger ones in whole vectors whose counts differ by one at most; and
+        /// the largest job holds no more vectors than the whole-vector share would give it.
         #[test]
         fn jobs_share_the_agents_evenly(count in 0usize..2_000, threads in 1usize..9) {
             let sizes = job_sizes(count, threads);
@@ -2712,6 +2731,17 @@ mod tests {
             proptest::prop_assert_eq!(sizes.iter().sum::<usize>(), count);
             proptest::prop_assert!(sizes.len() >= threads.min(vectors));
             proptest::prop_assert!(sizes.iter().all(|&n| n > 0 && n <= BATCH_LANES_F32));
+            let full = count / BATCH_LANES_F32;
+            if full >= threads.max(2) {
+                let (batches, rest) = sizes.split_at(full);
+                proptest::prop_assert!(batches.iter().all(|&n| n == BATCH_LANES_F32), "{:?}", sizes);
+                proptest::prop_assert!(rest.len() <= 2, "{:?}", sizes);
+                proptest::prop_assert!(rest.iter().all(|&n| n <= SKEWED_MAX_MAPS), "{:?}", sizes);
+                if let [a, b] = rest {
+                    proptest::prop_assert!(a % 2 == 0 && a >= b && a - b <= 3, "{:?}", sizes);
+                }
+                return Ok(());
+            }
             let (lo, hi) = (sizes.iter().min().copied(), sizes.iter().max().copied());
             let paired = sizes.len() > 1 && hi.is_some_and(|hi| hi <= SKEWED_MAX_MAPS);
             if let Some((_, most)) = sizes.split_last() {
@@ -2736,10 +2766,6 @@ mod tests {
                 let whole = vectors.div_ceil(sizes.len());
                 proptest::prop_assert!(hi.div_ceil(8) <= whole, "{:?}", sizes);
             }
-            // No more jobs than needed once there are plenty for every thread.
-            if vectors >= 8 * threads {
-                proptest::prop_assert_eq!(sizes.len(), vectors.div_ceil(4));
-            }
         }
     }
 
@@ -2749,10 +2775,13 @@ mod tests {
         assert_eq!(job_sizes(24, 2), vec![12, 12]);
         assert_eq!(job_sizes(30, 2), vec![16, 14]);
         assert_eq!(job_sizes(40, 2), vec![24, 16]);
-        assert_eq!(job_sizes(70, 2), vec![24, 16, 16, 14]);
+        assert_eq!(job_sizes(70, 2), vec![32, 32, 6]);
+        assert_eq!(job_sizes(90, 4), vec![24, 24, 24, 18]);
         assert_eq!(job_sizes(13, 2), vec![8, 5]);
-        assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 24, 24, 24]);
+        assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 32, 32, 8]);
+        assert_eq!(job_sizes(250, 2), vec![32, 32, 32, 32, 32, 32, 32, 14, 12]);
         assert_eq!(job_sizes(24, 1), vec![24]);
+        assert_eq!(job_sizes(40, 1), vec![40 - 16, 16]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
     }
 
