@@ -1982,11 +1982,14 @@ impl ChunkScratch {
 /// the jobs are full batches and the rest one job, or two shared in pairs where it holds more
 /// than [`SKEWED_MAX_MAPS`] agents (200 agents go 32 × 6 + 8, 250 go 32 × 7 + 14 + 12): a full
 /// batch sweeps a map for about half what the time-skewed kernel takes, and 17–24 maps cost a
-/// full batch's sweep. Otherwise there is at least one job per thread while there are 8-lane
-/// vectors' worth of agents to share, and, while jobs are few, a multiple of the thread count,
-/// and the agents are shared out evenly in pairs, since the time-skewed kernel sweeps maps two
-/// at a time (24 agents on two threads go 12 + 12, 40 go 20 + 20, 60 go 30 + 30). Results never
-/// depend on it: every lane is relaxed as if alone.
+/// full batch's sweep. Otherwise at least one job per thread while there are 8-lane vectors'
+/// worth of agents to share, and, while jobs are few, a multiple of the thread count; where
+/// every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the time-skewed
+/// kernel sweeps two maps at a time, the agents are shared out in pairs as evenly as possible
+/// (24 agents on two threads go 12 + 12, 30 go 16 + 14), otherwise in whole 8-lane vectors,
+/// the last job taking the remainder (40 go 24 + 16); even shares never put more vectors in
+/// the largest job than whole vectors would. Results never depend on it: every lane is
+/// relaxed as if alone.
 fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
     const VECTOR: usize = 8;
     let vectors = count.div_ceil(VECTOR);
@@ -2012,16 +2015,28 @@ fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
     if jobs < 2 * threads {
         jobs = jobs.next_multiple_of(threads).min(vectors);
     }
-    // Shared out evenly in pairs (the time-skewed kernel sweeps maps two at a time).
+    // Jobs small enough for the time-skewed kernel (which sweeps maps in pairs, not whole
+    // vectors) share the agents evenly in pairs.
     let pairs = count.div_ceil(2);
+    if jobs > 1 && pairs.div_ceil(jobs) * 2 <= SKEWED_MAX_MAPS {
+        let mut left = count;
+        return (0..jobs)
+            .map(|j| {
+                let take = ((pairs / jobs + usize::from(j < pairs % jobs)) * 2).min(left);
+                left -= take;
+                take
+            })
+            .filter(|&n| n > 0)
+            .collect();
+    }
     let mut left = count;
     (0..jobs)
         .map(|j| {
-            let take = ((pairs / jobs + usize::from(j < pairs % jobs)) * 2).min(left);
+            let lanes = (vectors / jobs + usize::from(j < vectors % jobs)) * VECTOR;
+            let take = lanes.min(left);
             left -= take;
             take
         })
-        .filter(|&n| n > 0)
         .collect()
 }
 
@@ -2705,9 +2720,10 @@ mod tests {
         /// at least while vectors last. With full batches for every thread (two at least),
         /// every job but the last one or two is a full batch, and those share the rest, each
         /// within reach of the time-skewed kernel (the first even, the two within three).
-        /// Otherwise the jobs share the agents evenly in pairs (all but the last even, sizes
-        /// within two of each other), and the largest holds no more vectors than a share in
-        /// whole vectors would give it.
+        /// Otherwise: jobs of at most
+        /// `SKEWED_MAX_MAPS` agents go in pairs (all but the last even, sizes within two of
+        /// each other); larger ones in whole vectors whose counts differ by one at most; and
+        /// the largest job holds no more vectors than the whole-vector share would give it.
         #[test]
         fn jobs_share_the_agents_evenly(count in 0usize..2_000, threads in 1usize..9) {
             let sizes = job_sizes(count, threads);
@@ -2726,14 +2742,26 @@ mod tests {
                 }
                 return Ok(());
             }
+            let (lo, hi) = (sizes.iter().min().copied(), sizes.iter().max().copied());
+            let paired = sizes.len() > 1 && hi.is_some_and(|hi| hi <= SKEWED_MAX_MAPS);
             if let Some((_, most)) = sizes.split_last() {
-                proptest::prop_assert!(most.iter().all(|n| n % 2 == 0), "{:?}", sizes);
-                let (lo, hi) = (most.iter().min(), most.iter().max());
+                let unit = if paired { 2 } else { 8 };
+                proptest::prop_assert!(most.iter().all(|n| n % unit == 0), "{:?}", sizes);
+            }
+            if paired {
+                let most = &sizes[..sizes.len() - 1];
+                let (mlo, mhi) = (most.iter().min(), most.iter().max());
+                if let (Some(mlo), Some(mhi)) = (mlo, mhi) {
+                    proptest::prop_assert!(mhi - mlo <= 2, "{:?}", sizes);
+                }
+            } else {
+                let jobs_vectors: Vec<usize> = sizes.iter().map(|n| n.div_ceil(8)).collect();
+                let (lo, hi) = (jobs_vectors.iter().min(), jobs_vectors.iter().max());
                 if let (Some(lo), Some(hi)) = (lo, hi) {
-                    proptest::prop_assert!(hi - lo <= 2, "{:?}", sizes);
+                    proptest::prop_assert!(hi - lo <= 1, "{:?}", sizes);
                 }
             }
-            if let Some(hi) = sizes.iter().max() {
+            if let (Some(_), Some(hi)) = (lo, hi) {
                 // Whole vectors over the same number of jobs, as evenly as they go.
                 let whole = vectors.div_ceil(sizes.len());
                 proptest::prop_assert!(hi.div_ceil(8) <= whole, "{:?}", sizes);
@@ -2746,16 +2774,14 @@ mod tests {
         assert_eq!(job_sizes(2, 2), vec![2]);
         assert_eq!(job_sizes(24, 2), vec![12, 12]);
         assert_eq!(job_sizes(30, 2), vec![16, 14]);
-        assert_eq!(job_sizes(40, 2), vec![20, 20]);
-        assert_eq!(job_sizes(60, 2), vec![30, 30]);
+        assert_eq!(job_sizes(40, 2), vec![24, 16]);
         assert_eq!(job_sizes(70, 2), vec![32, 32, 6]);
-        assert_eq!(job_sizes(90, 4), vec![24, 22, 22, 22]);
+        assert_eq!(job_sizes(90, 4), vec![24, 24, 24, 18]);
         assert_eq!(job_sizes(13, 2), vec![8, 5]);
-        assert_eq!(job_sizes(17, 2), vec![10, 7]);
         assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 32, 32, 8]);
         assert_eq!(job_sizes(250, 2), vec![32, 32, 32, 32, 32, 32, 32, 14, 12]);
         assert_eq!(job_sizes(24, 1), vec![24]);
-        assert_eq!(job_sizes(40, 1), vec![20, 20]);
+        assert_eq!(job_sizes(40, 1), vec![40 - 16, 16]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
     }
 
