@@ -944,9 +944,10 @@ impl<T: LaneFloat, const L: usize> Cells<'_, T, L> {
     unsafe fn wave_carried<const N: usize, const K: usize>(&self, y0: usize) {
         let w = self.width;
         let inner = w - 2;
-        // SAFETY (all reads and writes below): rows y0 − 1 ..= y0 + K lie in the map, and
-        // columns 0 ..= w − 1 of them in the arrays; lanes 0..N ≤ L.
+        // Cell `i` of the map, lanes 0..N.
         let read = |i: usize| -> [T; N] {
+            // SAFETY: every `i` read below is a cell of rows y0 − 1 ..= y0 + K, which lie in
+            // the map (the caller's bounds), and N ≤ L.
             let cell = unsafe { &*self.potential.add(i) };
             std::array::from_fn(|l| cell[l])
         };
@@ -977,6 +978,7 @@ impl<T: LaneFloat, const L: usize> Cells<'_, T, L> {
                 };
                 let south = if i > 0 { west[i - 1] } else { read(at - w) };
                 let old = here[i];
+                // SAFETY: `at` is an interior cell of row y0 + i, inside the map.
                 let mask = unsafe { &*self.free.add(at) };
                 let mut out = [T::ZERO; N];
                 for l in 0..N {
@@ -985,6 +987,7 @@ impl<T: LaneFloat, const L: usize> Cells<'_, T, L> {
                         we[l] * east[l] + ww[l] * west[i][l] + wn[l] * north[l] + ws[l] * south[l];
                     out[l] = T::from_bits((new.bits() & mask[l]) | (old[l].bits() & !mask[l]));
                 }
+                // SAFETY: as above; no other reference into the arrays is alive.
                 let cell = unsafe { &mut *self.potential.add(at) };
                 cell[..N].copy_from_slice(&out);
                 west[i] = out;
