@@ -5,7 +5,9 @@
 //!
 //! `cargo run --release -p crowdfield_cli --example crowd_steps -- SCENARIO [THREADS] [RUNS]`
 //! (default 2 threads, 3 runs); every run starts from a fresh copy of the crowd and prints its
-//! own figure, so the first ones also serve as warm-up.
+//! own figure, so the first ones also serve as warm-up. After the runs it prints the figure
+//! the README's in-process comparisons use: each step's median time over the runs, summed
+//! (a slow spell of the machine moves it less than a run's total).
 
 use std::path::Path;
 use std::time::Instant;
@@ -46,10 +48,13 @@ fn main() {
         }
     };
     pool.install(|| {
+        // Each step's time in every run, and the walkers it moved.
+        let mut times: Vec<Vec<f64>> = Vec::new();
+        let mut walkers: Vec<u64> = Vec::new();
         for run in 1..=runs {
             let mut crowd = start.clone();
             let (mut seconds, mut agent_steps) = (0.0, 0u64);
-            for _ in 0..5_000 {
+            for k in 0..5_000 {
                 let walking = crowd
                     .agents()
                     .filter(|(_, a)| !matches!(a.state(), AgentState::Arrived))
@@ -59,8 +64,14 @@ fn main() {
                 }
                 let t = Instant::now();
                 crowd.step();
-                seconds += t.elapsed().as_secs_f64();
+                let took = t.elapsed().as_secs_f64();
+                seconds += took;
                 agent_steps += walking as u64;
+                if times.len() == k {
+                    times.push(Vec::new());
+                    walkers.push(walking as u64);
+                }
+                times[k].push(took);
             }
             println!(
                 "{}: run {run} of {runs}, {threads} threads, {} steps, {:.0} agent-steps/s",
@@ -69,5 +80,17 @@ fn main() {
                 agent_steps as f64 / seconds.max(f64::MIN_POSITIVE)
             );
         }
+        let medians: f64 = times
+            .iter_mut()
+            .map(|t| {
+                t.sort_by(f64::total_cmp);
+                t[t.len() / 2]
+            })
+            .sum();
+        println!(
+            "{}: per-step medians summed over {runs} runs, {:.0} agent-steps/s",
+            scenario.name,
+            walkers.iter().sum::<u64>() as f64 / medians.max(f64::MIN_POSITIVE)
+        );
     });
 }

@@ -185,7 +185,7 @@ impl BenchRow {
 
 /// Writes, for every scenario of `rows` with measurement areas, `<scenario>-<area>.png` into
 /// `dir` (characters other than ASCII letters, digits and `-` become `-`; an unnamed area is
-/// `area<index>`): the area's fundamental diagram for each steering, in the order of the rows
+/// `area<index>`; a name already written gets `-<index>` until it is new): the area's fundamental diagram for each steering, in the order of the rows
 /// (crowdfield dark blue, ORCA orange, seek green; see [`crate::plot_fundamental_diagram`]).
 /// Returns the files written.
 pub fn write_fundamental_diagrams(
@@ -217,10 +217,14 @@ pub fn write_fundamental_diagrams(
                 })
                 .collect();
             // Names that differ only in characters a file name cannot hold get the area's
-            // index as well, so that no diagram overwrites another.
+            // index as well (again, until the name is new), so that no diagram overwrites
+            // another.
             let mut path = dir.join(format!("{name}.png"));
-            if written.contains(&path) {
-                path = dir.join(format!("{name}-{k}.png"));
+            let mut suffix = format!("{k}");
+            while written.contains(&path) {
+                path = dir.join(format!("{name}-{suffix}.png"));
+                suffix.push('-');
+                suffix.push_str(&k.to_string());
             }
             crate::plot_fundamental_diagram(&path, &areas)?;
             written.push(path);
@@ -757,12 +761,11 @@ mod tests {
         }
     }
 
-    /// A `|` in a measurement's name does not split the Markdown table's cell.
-    #[test]
-    fn measurement_names_stay_in_their_cell() {
-        let row = BenchRow {
+    /// A one-agent row of scenario `s` measured in `areas`.
+    fn row_with_areas(steering: Steering, areas: Vec<AreaReport>) -> BenchRow {
+        BenchRow {
             scenario: "s".into(),
-            steering: Steering::Seek,
+            steering,
             agents: 1,
             steps: 1,
             agent_steps_per_s: 1.0,
@@ -773,9 +776,15 @@ mod tests {
             agent_overlap_max_m: 0.0,
             wall_overlaps: 0,
             path_length_ratio: None,
-            areas: vec![crate::measure::empty_area("in|out")],
+            areas,
             lines: Vec::new(),
-        };
+        }
+    }
+
+    /// A `|` in a measurement's name does not split the Markdown table's cell.
+    #[test]
+    fn measurement_names_stay_in_their_cell() {
+        let row = row_with_areas(Steering::Seek, vec![crate::measure::empty_area("in|out")]);
         let table = markdown(&[row]);
         let line = table.lines().last().unwrap();
         // Four cells: five bars that are not escaped.
@@ -791,22 +800,10 @@ mod tests {
     #[test]
     fn diagrams_get_a_file_each() {
         let area = crate::measure::empty_area;
-        let row = BenchRow {
-            scenario: "s".into(),
-            steering: Steering::Crowdfield,
-            agents: 1,
-            steps: 1,
-            agent_steps_per_s: 1.0,
-            runs_agent_steps_per_s: vec![1.0],
-            runs_agree: true,
-            arrival_fraction: 1.0,
-            agent_overlaps: 0,
-            agent_overlap_max_m: 0.0,
-            wall_overlaps: 0,
-            path_length_ratio: None,
-            areas: vec![area("a b"), area("a/b"), area("")],
-            lines: Vec::new(),
-        };
+        let row = row_with_areas(
+            Steering::Crowdfield,
+            vec![area("a b"), area("a/b"), area("a-b-1"), area("")],
+        );
         let dir = std::env::temp_dir().join(format!("crowdfield-diagrams-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let written = write_fundamental_diagrams(&dir, &[row.clone(), row]).unwrap();
@@ -814,7 +811,10 @@ mod tests {
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["s-a-b.png", "s-a-b-1.png", "s-area2.png"]);
+        assert_eq!(
+            names,
+            ["s-a-b.png", "s-a-b-1.png", "s-a-b-1-2.png", "s-area3.png"]
+        );
         assert!(written.iter().all(|p| p.exists()));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -69,7 +69,9 @@ impl FieldBatch {
     /// vectors (chosen at run time). No fused multiply–add is used on any path, so the results
     /// are bit-identical across CPUs.
     pub fn relax(&mut self, sweeps: usize) {
-        // Four vectors per cell already keep the CPU busy: one row at a time.
+        // Four vectors per cell keep the CPU busy reading them: one row at a time, except on
+        // AVX-512, whose three rows a wave carried in registers read less (kernels bench,
+        // `sweep/gauss_seidel_batch/15`: 157 against 197 µs).
         self.lanes.sweep::<BATCH_LANES>(sweeps, 1, Some(3));
     }
 }
@@ -361,9 +363,10 @@ impl FieldBatchF32 {
         // Only the lanes in use, rounded up to whole 8-lane vectors: a batch of a few maps
         // costs a fraction of a full one.
         // Rows per wave (see `Interleaved::sweep_lanes`) chosen per vector count by
-        // measurement (`cargo bench -p crowdfield_field --bench kernels -- batch_f32`): one
-        // vector is latency-bound and gains most from five rows in flight, four vectors are
-        // not.
+        // measurement (`cargo bench -p crowdfield_field --bench kernels -- batch_f32` and
+        // `-- crowd_batch`): reading every neighbour, one vector is latency-bound and gains
+        // most from five rows in flight, four vectors are not; carried in registers (AVX-512,
+        // two or four vectors), three rows a wave read least and run fastest.
         match self.lanes.used {
             0 => {}
             1..=8 => self.lanes.sweep::<8>(sweeps, 5, None),
@@ -584,8 +587,8 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     /// select, so each lane computes exactly what the scalar kernel computes on its map alone:
     /// the same operations in the same order.
     ///
-    /// Rows go `rows` (1 to 6) at a time as a diagonal wavefront: at each wave, row `y + i` updates the
-    /// cell one column behind row `y + i − 1`. Every cell still reads its west and south
+    /// Rows go `rows` (1 to 6) at a time as a diagonal wavefront: at each wave, row `y + i`
+    /// updates the cell one column behind row `y + i − 1`. Every cell still reads its west and south
     /// neighbours after and its east and north neighbours before their updates, exactly as in
     /// the lexicographic order, so the results are the same bits; but the cells of a wave
     /// do not wait for each other, where a single row waits for each cell's west neighbour (a
@@ -1007,6 +1010,15 @@ mod tests {
     use crate::grid::GridGeometry;
     use crate::relax::{Relaxation, relax};
 
+    /// Lane `lane`'s bias in the kernel proptests: ε scaled by the lane, v turned by it.
+    fn drawn_bias(eps: f64, angle: f64, lane: usize) -> Bias {
+        Bias::new(
+            eps * (lane as f64 / BATCH_LANES_F32 as f64),
+            DVec2::from_angle(angle + lane as f64),
+        )
+        .unwrap()
+    }
+
     /// A `side × side` map of [`random_rect`].
     fn random_map(side: usize, seed: u64) -> Field<f64> {
         random_rect(side, side, seed)
@@ -1427,12 +1439,7 @@ mod tests {
             let mut batch = FieldBatchF32::new(w, h);
             for lane in 0..used.max(loaded) {
                 let map = random_rect(w, h, seed.wrapping_add(lane as u64));
-                let bias = Bias::new(
-                    eps * (lane as f64 / BATCH_LANES_F32 as f64),
-                    DVec2::from_angle(angle + lane as f64),
-                )
-                .unwrap();
-                prop_assert!(batch.load(lane, &map, &bias));
+                prop_assert!(batch.load(lane, &map, &drawn_bias(eps, angle, lane)));
             }
             batch.clear_from(used);
             let mut want = batch.clone();
@@ -1467,14 +1474,7 @@ mod tests {
             angle in 0.0f64..std::f64::consts::TAU,
         ) {
             let maps: Vec<(Field<f64>, Bias)> = (0..count)
-                .map(|k| {
-                    let bias = Bias::new(
-                        eps * (k as f64 / BATCH_LANES_F32 as f64),
-                        DVec2::from_angle(angle + k as f64),
-                    )
-                    .unwrap();
-                    (random_rect(w, h, seed.wrapping_add(k as u64)), bias)
-                })
+                .map(|k| (random_rect(w, h, seed.wrapping_add(k as u64)), drawn_bias(eps, angle, k)))
                 .collect();
             let mut lanes = FieldBatchF32::new(w, h);
             let view: Vec<(&Field<f64>, &Bias)> = maps.iter().map(|(f, b)| (f, b)).collect();

@@ -1981,8 +1981,8 @@ impl ChunkScratch {
 /// [`BATCH_LANES_F32`] a job. Where there are full batches for every thread (and at least two),
 /// the jobs are full batches and the rest one job, or two shared in pairs where it holds more
 /// than [`SKEWED_MAX_MAPS`] agents (200 agents go 32 × 6 + 8, 250 go 32 × 7 + 14 + 12): a full
-/// batch sweeps a map for about half what the time-skewed kernel takes, and 17–24 maps cost a
-/// full batch's sweep. Otherwise at least one job per thread while there are 8-lane vectors'
+/// batch sweeps a map for about half what the time-skewed kernel takes, and on AVX-512 17–24
+/// maps cost a full batch's sweep. Otherwise at least one job per thread while there are 8-lane vectors'
 /// worth of agents to share, and, while jobs are few, a multiple of the thread count; where
 /// every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the time-skewed
 /// kernel sweeps two maps at a time, the agents are shared out in pairs as evenly as possible
@@ -2720,10 +2720,10 @@ mod tests {
         /// at least while vectors last. With full batches for every thread (two at least),
         /// every job but the last one or two is a full batch, and those share the rest, each
         /// within reach of the time-skewed kernel (the first even, the two within three).
-        /// Otherwise: jobs of at most
-        /// `SKEWED_MAX_MAPS` agents go in pairs (all but the last even, sizes within two of
-        /// each other); larger ones in whole vectors whose counts differ by one at most; and
-        /// the largest job holds no more vectors than the whole-vector share would give it.
+        /// Otherwise: jobs of at most `SKEWED_MAX_MAPS` agents go in pairs (all but the last
+        /// even, sizes within two of each other); larger ones in whole vectors whose counts
+        /// differ by one at most; and the largest job holds no more vectors than the
+        /// whole-vector share would give it.
         #[test]
         fn jobs_share_the_agents_evenly(count in 0usize..2_000, threads in 1usize..9) {
             let sizes = job_sizes(count, threads);

@@ -391,8 +391,12 @@ mod tests {
                 DVec2::splat(42.0),
             )
             .unwrap();
+            // Two threads, so that many discs take the parallel bands on any machine.
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
             for over in [None, Some(&statics)] {
-                let raster = DiscRaster::build(&discs, 0.5, 0.25, over).unwrap();
+                let raster = pool
+                    .install(|| DiscRaster::build(&discs, 0.5, 0.25, over))
+                    .unwrap();
                 proptest::prop_assert_eq!(raster.has_statics(), over.is_some());
                 proptest::prop_assert!(raster.height > 2 * BAND_ROWS);
                 for y in 0..raster.height {

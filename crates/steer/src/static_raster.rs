@@ -267,23 +267,10 @@ mod tests {
             assert!(raster.counts.iter().any(|c| *c != 0));
         }
         // The two coverages do mark different cells here, so the test tells them apart.
-        let touch = StaticRaster::build(
-            std::slice::from_ref(&b),
-            0.5,
-            0.3,
-            Coverage::Touch,
-            min,
-            max,
-        );
-        let centre = StaticRaster::build(
-            std::slice::from_ref(&b),
-            0.5,
-            0.3,
-            Coverage::Centre,
-            min,
-            max,
-        );
-        assert_ne!(touch.unwrap().counts, centre.unwrap().counts);
+        let of_b = |coverage| {
+            StaticRaster::build(std::slice::from_ref(&b), 0.5, 0.3, coverage, min, max).unwrap()
+        };
+        assert_ne!(of_b(Coverage::Touch).counts, of_b(Coverage::Centre).counts);
     }
 
     /// A row run reports exactly the cells `blocked` says are covered, wherever the run lies
