@@ -209,17 +209,42 @@ impl DiscRaster {
         let (lo, hi) = self.cell_box(q, reach);
         let y0 = (lo.y as usize).clamp(rows.start, rows.end);
         let y1 = (hi.y as usize + 1).clamp(y0, rows.end);
+        let span = (hi.x - lo.x + 1).max(0) as usize;
+        let r2 = reach * reach;
         for y in y0..y1 {
             let line = &mut band[(y - rows.start) * self.width..][..self.width];
             let words = &mut bits[(y - rows.start) * self.words..][..self.words];
-            let covers = |x: i32| self.covers(self.first + IVec2::new(x, y as i32), q, reach);
             // A row's covered cells are one run: `covers` compares a distance that only falls,
             // then only grows, along the row (each rounded step is monotone), so only the run's
-            // ends are searched for and the cells between are counted without a test.
-            let Some(a) = (lo.x..=hi.x).find(|&x| covers(x)) else {
-                continue;
+            // ends are needed and the cells between are counted without a test.
+            let (a, b) = if span <= 64 {
+                // The usual box: every cell's test at once, without branches, as a mask (the
+                // same arithmetic as `covers`, so the same cells).
+                let dy = (f64::from(self.first.y + y as i32) + 0.5) * self.cell - q.y;
+                let dy2 = dy * dy;
+                // Adding dx² ≥ 0 never rounds below dy²: a row this far misses the disc.
+                if dy2 > r2 {
+                    continue;
+                }
+                let mut mask = 0u64;
+                for k in 0..span {
+                    let dx = (f64::from(self.first.x + lo.x + k as i32) + 0.5) * self.cell - q.x;
+                    mask |= u64::from(dx * dx + dy2 <= r2) << k;
+                }
+                if mask == 0 {
+                    continue;
+                }
+                (
+                    lo.x + mask.trailing_zeros() as i32,
+                    lo.x + 63 - mask.leading_zeros() as i32,
+                )
+            } else {
+                let covers = |x: i32| self.covers(self.first + IVec2::new(x, y as i32), q, reach);
+                let Some(a) = (lo.x..=hi.x).find(|&x| covers(x)) else {
+                    continue;
+                };
+                (a, (a..=hi.x).rev().find(|&x| covers(x)).unwrap_or(a))
             };
-            let b = (a..=hi.x).rev().find(|&x| covers(x)).unwrap_or(a);
             for c in &mut line[a as usize..=b as usize] {
                 *c = c.saturating_add(1);
             }
@@ -354,6 +379,50 @@ mod tests {
             let cells: Vec<u16> = (0..len).map(|k| ((k * 7919) % 3) as u16).collect();
             let want = (0..len).fold(0u64, |w, k| w | (u64::from(cells[k] != 0) << k));
             assert_eq!(nonzero_bits(&cells), want, "{len}");
+        }
+    }
+
+    /// Discs whose box is wider than 64 cells take the cell-by-cell run search, the others the
+    /// mask: both count exactly the cells `covers` accepts, side by side in one raster, rims
+    /// included.
+    #[test]
+    fn wide_and_narrow_discs_count_what_covers_accepts() {
+        let discs: Vec<Option<(DVec2, f64)>> = vec![
+            Some((DVec2::new(3.1, 4.7), 17.3)),
+            Some((DVec2::new(-6.25, 2.0), 0.25)),
+            Some((DVec2::new(10.0, 10.0), 0.75)),
+            Some((DVec2::new(0.0, 0.0), 31.9)),
+            Some((DVec2::new(12.3, -8.8), 15.6)),
+            // On a cell centre, with cell centres exactly at the grown radius (0.5 and 1.0):
+            // the rim counts.
+            Some((DVec2::new(0.25, 0.25), 0.25)),
+            Some((DVec2::new(5.25, 3.75), 0.75)),
+        ];
+        let raster = DiscRaster::build(&discs, 0.5, 0.25, None).unwrap();
+        let widest = discs
+            .iter()
+            .flatten()
+            .map(|&(q, r)| {
+                let (lo, hi) = raster.cell_box(q, r + 0.25);
+                hi.x - lo.x + 1
+            })
+            .max()
+            .unwrap();
+        assert!(widest > 64, "a disc takes the wide path");
+        for y in 0..raster.height {
+            for x in 0..raster.width {
+                let g = raster.first + IVec2::new(x as i32, y as i32);
+                let want = discs
+                    .iter()
+                    .flatten()
+                    .filter(|(q, r)| raster.covers(g, *q, r + 0.25))
+                    .count();
+                assert_eq!(
+                    usize::from(raster.counts[y * raster.width + x]),
+                    want,
+                    "cell {g}"
+                );
+            }
         }
     }
 
