@@ -458,6 +458,8 @@ pub struct Crowd {
     scratch: ScratchPool,
     /// Pool threads kept awake between steps.
     warm: WarmWorkers,
+    /// Whether small crowds' planning is shared between threads, by measurement.
+    sharing: ShareTuner,
     /// Moving obstacles of the current step, with their bounding boxes.
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
@@ -510,6 +512,9 @@ struct InFlight {
     /// How far agents were moved by the host since `hash` indexed them (summed over moves, a
     /// bound): the collision guard looks that much further.
     drift: f64,
+    /// The planners counted as the step started and whether their planning is shared between
+    /// threads (see [`ShareTuner`]).
+    share: Option<(usize, bool)>,
 }
 
 /// An agent's step after sensing and stamping.
@@ -573,6 +578,7 @@ impl Crowd {
             largest_radius: 0.0,
             scratch: ScratchPool::default(),
             warm: WarmWorkers::default(),
+            sharing: ShareTuner::default(),
             moving: Vec::new(),
             in_flight: None,
             #[cfg(test)]
@@ -1146,7 +1152,7 @@ impl Crowd {
             }
             match next {
                 StepPhase::Guidance => {
-                    self.wake_pool();
+                    let share = self.wake_pool();
                     self.spawn_index = None;
                     let maps_solved = self.solve_pending();
                     self.in_flight = Some(Box::new(InFlight {
@@ -1157,6 +1163,7 @@ impl Crowd {
                         prepared: Vec::new(),
                         plans: Vec::new(),
                         drift: 0.0,
+                        share,
                     }));
                 }
                 StepPhase::Sensing => self.sense(),
@@ -1167,22 +1174,29 @@ impl Crowd {
         }
     }
 
-    /// Wakes a pool thread at the start of a step whose planning will be shared between
-    /// threads (more than one job, see [`job_sizes`]), by queueing an empty task: a sleeping
+    /// Decides whether the step's planning will be shared between threads ([`ShareTuner`]: more
+    /// than one job, see [`job_sizes`], and, for small crowds, measured to pay) and if so wakes
+    /// a pool thread at once, by queueing an empty task: a sleeping
     /// thread takes about as long to wake as the step's serial start (snapshot, rasters), so it
     /// is awake, looking for work, when the jobs are queued, instead of being woken by them.
     /// Changes no result. A small gain, near this machine's noise: through the plugin, four
     /// alternating pairs of `crowdfield bench` runs of the bottleneck, crossing and hallway on two
     /// threads put ORCA's lead over crowdfield at a median of 1.86×, 4.10× and 1.35× with it
     /// against 1.91×, 4.43× and 1.38× without (README, *Side by side*).
-    fn wake_pool(&self) {
+    ///
+    /// Returns the planners counted and whether their planning will be shared (`None` on one
+    /// thread).
+    fn wake_pool(&mut self) -> Option<(usize, bool)> {
         let threads = rayon::current_num_threads();
-        if threads > 1 {
-            let planners = self.agents.iter().flatten().filter(|a| a.plans()).count();
-            if job_sizes(planners, threads).len() > 1 {
-                rayon::spawn(|| {});
-            }
+        if threads < 2 {
+            return None;
         }
+        let planners = self.agents.iter().flatten().filter(|a| a.plans()).count();
+        let share = self.sharing.choose(planners, threads);
+        if share {
+            rayon::spawn(|| {});
+        }
+        Some((planners, share))
     }
 
     /// The phase the current step has completed, `None` between steps.
@@ -1220,7 +1234,9 @@ impl Crowd {
     /// relaxed and decided while its local maps are still in cache. Every agent gets exactly
     /// what the three phases one after the other give it: preparing reads only the snapshot and
     /// the agent, and each batch lane is relaxed as if alone (lanes are grouped by side, sweeps
-    /// and precision within a job), so how agents fall into jobs changes no result.
+    /// and precision within a job), so how agents fall into jobs changes no result. The jobs
+    /// are shared between the pool's threads, or run one after the other on the stepping thread
+    /// where [`ShareTuner`] found that faster for a crowd this small; the phase is timed for it.
     fn sense_relax_decide(&mut self) {
         self.explore();
         let (snapshot, hash) = self.snapshot();
@@ -1257,12 +1273,20 @@ impl Crowd {
             .enumerate()
             .filter_map(|(i, slot)| slot.as_mut().filter(|a| a.plans()).map(|a| (i, a)))
             .collect();
-        let sizes = job_sizes(planners.len(), rayon::current_num_threads());
+        let threads = rayon::current_num_threads();
+        let count_planners = planners.len();
+        // Shared as decided when the step started, or, if agents came or left since, now.
+        let share = match self.in_flight.as_ref().and_then(|f| f.share) {
+            Some((n, share)) if n == count_planners => share,
+            _ => self.sharing.choose(count_planners, threads),
+        };
+        let sizes = job_sizes(count_planners, if share { threads } else { 1 });
         let jobs = split_into(&mut planners, &sizes);
         // Threads kept awake since the last step take these jobs.
         self.warm.release();
-        let done: Vec<Vec<(usize, Option<Plan>)>> = if jobs.len() <= 1 {
-            // One job: no thread pool round trip (hosts step small crowds from threads that
+        let started = Instant::now();
+        let done: Vec<Vec<(usize, Option<Plan>)>> = if !share || jobs.len() <= 1 {
+            // One thread: no thread pool round trip (hosts step small crowds from threads that
             // are not the pool's).
             let mut pooled = self.scratch.take();
             jobs.into_iter()
@@ -1278,6 +1302,8 @@ impl Crowd {
             self.warm.keep(count - 1);
             done
         };
+        self.sharing
+            .record(count_planners, threads, share, started.elapsed());
         let mut plans: Vec<Option<Plan>> = vec![None; count];
         for (i, plan) in done.into_iter().flatten() {
             plans[i] = plan;
@@ -1855,6 +1881,147 @@ impl Drop for Pooled<'_> {
     fn drop(&mut self) {
         if let Ok(mut free) = self.pool.0.lock() {
             free.push(std::mem::take(&mut self.scratch));
+        }
+    }
+}
+
+/// Planner counts up to which [`ShareTuner`] measures whether sharing a step's planning between
+/// threads pays; larger crowds always share.
+const TUNED_PLANNERS: usize = 64;
+
+/// Tuned steps after which [`ShareTuner`] times the way it does not prefer again.
+const TUNED_RECHECK: u32 = 64;
+
+/// Steps in a row [`ShareTuner`] times a way for, so that most of them see the pool as that way
+/// leaves it (a thread that was not used for a while sleeps, and the first shared step pays its
+/// wake-up).
+const TUNED_BURST: u32 = 4;
+
+/// Steps of each way [`ShareTuner`] keeps (the lower median of them decides).
+const TUNED_SAMPLES: usize = 8;
+
+/// Decides, for crowds of up to [`TUNED_PLANNERS`] planners, whether a step's planning is shared
+/// between the pool's threads or run on the stepping thread alone, by timing both.
+///
+/// Sharing costs a pool thread's wake-up and hand-over, which the work it takes may or may not
+/// repay: that depends on the machine and on what the host does between steps (a thread that
+/// slept through the host's frame wakes slower than one that just finished the last step). The
+/// crowd times its fused sensing, relaxation and decision phase both ways and keeps a simple
+/// model: alone, a step costs `c` per planner; shared, its largest job's share `f` of that plus
+/// a hand-over cost `o`. `c` is the lower median of the last [`TUNED_SAMPLES`] steps alone (per
+/// planner), `o` the same of the shared steps' time less `f·P·c`. A step of P planners is shared
+/// when `P·c·(1 − f) > o`. Both ways are timed for [`TUNED_BURST`] steps first, and the way not
+/// taken again for as many every [`TUNED_RECHECK`] tuned steps. How agents fall into jobs
+/// changes no result (see [`Crowd::sense_relax_decide`]), so neither does this choice: only
+/// the speed depends on it.
+#[derive(Debug, Clone, Default)]
+struct ShareTuner {
+    /// Seconds per planner of the last steps alone.
+    alone: Samples,
+    /// The last shared steps: (seconds, the largest job's planners).
+    shared: [(f64, f64); TUNED_SAMPLES],
+    shared_taken: u32,
+    /// Tuned steps so far.
+    steps: u32,
+    /// Steps left of a burst of the way not preferred.
+    burst: u32,
+    /// Tests: always share (`Some(true)`) or never.
+    #[cfg(test)]
+    forced: Option<bool>,
+}
+
+/// The last [`TUNED_SAMPLES`] values of something timed.
+#[derive(Debug, Clone, Copy, Default)]
+struct Samples {
+    values: [f64; TUNED_SAMPLES],
+    taken: u32,
+}
+
+impl Samples {
+    fn push(&mut self, v: f64) {
+        self.values[self.taken as usize % TUNED_SAMPLES] = v;
+        self.taken = self.taken.saturating_add(1);
+    }
+
+    fn len(&self) -> usize {
+        (self.taken as usize).min(TUNED_SAMPLES)
+    }
+
+    /// The lower median (a slow outlier, such as a wake-up, moves it least).
+    fn lower_median(&self) -> Option<f64> {
+        let n = self.len();
+        (n > 0).then(|| {
+            let mut kept = self.values;
+            let kept = &mut kept[..n];
+            kept.sort_unstable_by(f64::total_cmp);
+            kept[(n - 1) / 2]
+        })
+    }
+}
+
+impl ShareTuner {
+    /// Whether `planners` planners share the step on `threads` threads: always where there is
+    /// more than one job and more than [`TUNED_PLANNERS`] planners, never with one job or one
+    /// thread, and as measured between.
+    fn choose(&mut self, planners: usize, threads: usize) -> bool {
+        let sizes = job_sizes(planners, threads);
+        if threads < 2 || sizes.len() < 2 {
+            return false;
+        }
+        if planners > TUNED_PLANNERS {
+            return true;
+        }
+        #[cfg(test)]
+        if let Some(share) = self.forced {
+            return share;
+        }
+        self.steps = self.steps.wrapping_add(1);
+        let timed = |n: usize| n >= TUNED_BURST as usize;
+        if !timed((self.shared_taken as usize).min(TUNED_SAMPLES)) {
+            return true;
+        }
+        if !timed(self.alone.len()) {
+            return false;
+        }
+        let prefer = self.prefers_sharing(planners, &sizes);
+        if self.burst > 0 {
+            self.burst -= 1;
+            !prefer
+        } else if self.steps.is_multiple_of(TUNED_RECHECK) {
+            self.burst = TUNED_BURST - 1;
+            !prefer
+        } else {
+            prefer
+        }
+    }
+
+    /// The model's answer (see the type's doc).
+    fn prefers_sharing(&self, planners: usize, sizes: &[usize]) -> bool {
+        let Some(c) = self.alone.lower_median() else {
+            return true;
+        };
+        let mut overheads = Samples::default();
+        for &(t, largest) in &self.shared[..(self.shared_taken as usize).min(TUNED_SAMPLES)] {
+            overheads.push(t - largest * c);
+        }
+        let o = overheads.lower_median().unwrap_or(0.0);
+        let largest = sizes.iter().copied().max().unwrap_or(planners) as f64;
+        (planners as f64 - largest) * c > o
+    }
+
+    /// Records a tuned step of `planners` planners that took `took`, shared or not.
+    fn record(&mut self, planners: usize, threads: usize, shared: bool, took: Duration) {
+        let sizes = job_sizes(planners, threads);
+        if planners > TUNED_PLANNERS || sizes.len() < 2 {
+            return;
+        }
+        let t = took.as_secs_f64();
+        if shared {
+            let largest = sizes.iter().copied().max().unwrap_or(planners) as f64;
+            self.shared[self.shared_taken as usize % TUNED_SAMPLES] = (t, largest);
+            self.shared_taken = self.shared_taken.saturating_add(1);
+        } else {
+            self.alone.push(t / planners as f64);
         }
     }
 }
@@ -2783,6 +2950,94 @@ mod tests {
         assert_eq!(job_sizes(24, 1), vec![24]);
         assert_eq!(job_sizes(40, 1), vec![40 - 16, 16]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
+    }
+
+    /// The share tuner times both ways first (a burst each, shared first), then shares where
+    /// sharing measured faster and keeps the step on one thread where the hand-over cost more
+    /// than it saved, timing the other way again in bursts; its model carries over to other
+    /// crowd sizes; crowds above its range always share, and one job or one thread never.
+    #[test]
+    fn the_share_tuner_follows_the_times() {
+        let us = Duration::from_micros;
+        let steps = 400u32;
+        let run = |alone_us: u64, shared_us: u64| -> (Vec<bool>, ShareTuner) {
+            let mut tuner = ShareTuner::default();
+            let ways = (0..steps)
+                .map(|_| {
+                    let share = tuner.choose(24, 2);
+                    tuner.record(24, 2, share, us(if share { shared_us } else { alone_us }));
+                    share
+                })
+                .collect();
+            (ways, tuner)
+        };
+        let burst = TUNED_BURST as usize;
+        let first: Vec<bool> = (0..2 * burst).map(|k| k < burst).collect();
+        // 24 planners go 12 + 12: 1 µs a planner alone; shared, 12 µs and a 2 or 20 µs hand-over.
+        let (cheap, tuner) = run(24, 14);
+        let (costly, _) = run(24, 32);
+        assert_eq!(&cheap[..2 * burst], &first[..]);
+        assert_eq!(&costly[..2 * burst], &first[..]);
+        // Bursts of the other way start at every multiple of the recheck period.
+        let rechecked = (steps / TUNED_RECHECK) as usize * burst;
+        let shared = |ways: &[bool]| ways.iter().filter(|&&s| s).count();
+        let learnt = steps as usize - 2 * burst;
+        assert_eq!(shared(&cheap[2 * burst..]), learnt - rechecked);
+        assert_eq!(shared(&costly[2 * burst..]), rechecked);
+        for k in (TUNED_RECHECK as usize..steps as usize).step_by(TUNED_RECHECK as usize) {
+            assert!(
+                cheap[k - 1..k - 1 + burst].iter().all(|&s| !s),
+                "a burst alone from step {k}"
+            );
+        }
+        // With the 2 µs hand-over, 16 planners (8 + 8: 8 µs saved) and 40 (24 + 16: 16 µs
+        // saved) share too; a 10 µs one keeps 16 alone and still shares 24 and 40.
+        assert!(tuner.prefers_sharing(16, &job_sizes(16, 2)));
+        let mut slower = ShareTuner::default();
+        for _ in 0..TUNED_SAMPLES {
+            slower.record(24, 2, false, us(24));
+            slower.record(24, 2, true, us(22));
+        }
+        assert!(!slower.prefers_sharing(16, &job_sizes(16, 2)));
+        assert!(slower.prefers_sharing(24, &job_sizes(24, 2)));
+        assert!(slower.prefers_sharing(40, &job_sizes(40, 2)));
+        // Outside its range.
+        let mut tuner = ShareTuner::default();
+        assert!(tuner.choose(TUNED_PLANNERS + 1, 2));
+        assert!(!tuner.choose(2, 2), "one job");
+        assert!(!tuner.choose(24, 1), "one thread");
+    }
+
+    /// Sharing a small crowd's step between threads or keeping it on the stepping thread changes
+    /// no bit: two copies of a crowd of 40, one made to share and one to stay alone, stepped on
+    /// two threads, stand at the same bits after every step as the crowd thins out.
+    #[test]
+    fn sharing_a_small_crowd_or_not_changes_nothing() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+        for id in 40..120 {
+            crowd.remove(AgentId(id)).unwrap();
+        }
+        assert!(job_sizes(40, 2).len() > 1 && 40 <= TUNED_PLANNERS);
+        let mut shared = crowd.clone();
+        shared.sharing.forced = Some(true);
+        let mut alone = crowd;
+        alone.sharing.forced = Some(false);
+        pool.install(|| {
+            for step in 0..60 {
+                shared.step();
+                alone.step();
+                let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+                    c.agents()
+                        .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+                        .collect()
+                };
+                assert_eq!(bits(&shared), bits(&alone), "step {step}");
+            }
+        });
     }
 
     /// Waits up to `limit` for `done`; whether it came.
