@@ -1911,9 +1911,10 @@ const TUNED_SAMPLES: usize = 8;
 /// a hand-over cost `o`. `c` is the lower median of the last [`TUNED_SAMPLES`] steps alone (per
 /// planner), `o` the same of the shared steps' time less `f·P·c`. A step of P planners is shared
 /// when `P·c·(1 − f) > o`. Both ways are timed for [`TUNED_BURST`] steps first, and the way not
-/// taken again for as many every [`TUNED_RECHECK`] tuned steps. How agents fall into jobs
-/// changes no result (see [`Crowd::sense_relax_decide`]), so neither does this choice: only
-/// the speed depends on it.
+/// taken again for as many every [`TUNED_RECHECK`] tuned steps; the first step of each burst,
+/// which pays for the switch (a pool thread that slept, caches the other thread filled), is not
+/// kept. How agents fall into jobs changes no result (see [`Crowd::sense_relax_decide`]), so
+/// neither does this choice: only the speed depends on it.
 #[derive(Debug, Clone, Default)]
 struct ShareTuner {
     /// Seconds per planner of the last steps alone.
@@ -1925,6 +1926,8 @@ struct ShareTuner {
     steps: u32,
     /// Steps left of a burst of the way not preferred.
     burst: u32,
+    /// The way the last tuned step went (a step that switched ways is not kept).
+    last: Option<bool>,
     /// Tests: always share (`Some(true)`) or never.
     #[cfg(test)]
     forced: Option<bool>,
@@ -1976,7 +1979,8 @@ impl ShareTuner {
             return share;
         }
         self.steps = self.steps.wrapping_add(1);
-        let timed = |n: usize| n >= TUNED_BURST as usize;
+        // A burst's first step switched ways and is not kept.
+        let timed = |n: usize| n + 1 >= TUNED_BURST as usize;
         if !timed((self.shared_taken as usize).min(TUNED_SAMPLES)) {
             return true;
         }
@@ -2013,6 +2017,11 @@ impl ShareTuner {
     fn record(&mut self, planners: usize, threads: usize, shared: bool, took: Duration) {
         let sizes = job_sizes(planners, threads);
         if planners > TUNED_PLANNERS || sizes.len() < 2 {
+            return;
+        }
+        // The first step of a way after the other pays for the switch (a pool thread that slept,
+        // or caches the other thread filled): not what that way costs in a run of steps.
+        if self.last.replace(shared) != Some(shared) {
             return;
         }
         let t = took.as_secs_f64();
@@ -2994,10 +3003,17 @@ mod tests {
         // saved) share too; a 10 µs one keeps 16 alone and still shares 24 and 40.
         assert!(tuner.prefers_sharing(16, &job_sizes(16, 2)));
         let mut slower = ShareTuner::default();
-        for _ in 0..TUNED_SAMPLES {
-            slower.record(24, 2, false, us(24));
-            slower.record(24, 2, true, us(22));
+        for shared in [false, true] {
+            for _ in 0..TUNED_SAMPLES {
+                slower.record(24, 2, shared, us(if shared { 22 } else { 24 }));
+            }
         }
+        // A step that switched ways is not kept, so alternating steps teach nothing.
+        let mut switching = ShareTuner::default();
+        for k in 0..2 * TUNED_SAMPLES {
+            switching.record(24, 2, k % 2 == 1, us(24));
+        }
+        assert_eq!((switching.alone.len(), switching.shared_taken), (0, 0));
         assert!(!slower.prefers_sharing(16, &job_sizes(16, 2)));
         assert!(slower.prefers_sharing(24, &job_sizes(24, 2)));
         assert!(slower.prefers_sharing(40, &job_sizes(40, 2)));
