@@ -1918,10 +1918,9 @@ const TUNED_SAMPLES: usize = 8;
 #[derive(Debug, Clone, Default)]
 struct ShareTuner {
     /// Seconds per planner of the last steps alone.
-    alone: Samples,
-    /// The last shared steps: (seconds, the largest job's planners).
-    shared: [(f64, f64); TUNED_SAMPLES],
-    shared_taken: u32,
+    alone: Recent<f64>,
+    /// The last shared steps: seconds, and the largest job's planners.
+    shared: Recent<(f64, f64)>,
     /// Tuned steps so far.
     steps: u32,
     /// Steps left of a burst of the way not preferred.
@@ -1933,33 +1932,39 @@ struct ShareTuner {
     forced: Option<bool>,
 }
 
-/// The last [`TUNED_SAMPLES`] values of something timed.
+/// The last [`TUNED_SAMPLES`] values of something timed, oldest overwritten first.
 #[derive(Debug, Clone, Copy, Default)]
-struct Samples {
-    values: [f64; TUNED_SAMPLES],
-    taken: u32,
+struct Recent<T> {
+    values: [T; TUNED_SAMPLES],
+    /// Where the next value goes.
+    next: usize,
+    len: usize,
 }
 
-impl Samples {
-    fn push(&mut self, v: f64) {
-        self.values[self.taken as usize % TUNED_SAMPLES] = v;
-        self.taken = self.taken.saturating_add(1);
+impl<T: Copy> Recent<T> {
+    fn push(&mut self, v: T) {
+        self.values[self.next] = v;
+        self.next = (self.next + 1) % TUNED_SAMPLES;
+        self.len = (self.len + 1).min(TUNED_SAMPLES);
     }
 
-    fn len(&self) -> usize {
-        (self.taken as usize).min(TUNED_SAMPLES)
+    fn kept(&self) -> &[T] {
+        &self.values[..self.len]
     }
+}
 
-    /// The lower median (a slow outlier, such as a wake-up, moves it least).
-    fn lower_median(&self) -> Option<f64> {
-        let n = self.len();
-        (n > 0).then(|| {
-            let mut kept = self.values;
-            let kept = &mut kept[..n];
-            kept.sort_unstable_by(f64::total_cmp);
-            kept[(n - 1) / 2]
-        })
+/// The lower median of the first [`TUNED_SAMPLES`] of `values` (a slow outlier, such as a
+/// wake-up, moves it least), `None` for none.
+fn lower_median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut sorted = [0.0; TUNED_SAMPLES];
+    let mut n = 0;
+    for (slot, v) in sorted.iter_mut().zip(values) {
+        *slot = v;
+        n += 1;
     }
+    let sorted = &mut sorted[..n];
+    sorted.sort_unstable_by(f64::total_cmp);
+    (n > 0).then(|| sorted[(n - 1) / 2])
 }
 
 impl ShareTuner {
@@ -1981,10 +1986,10 @@ impl ShareTuner {
         self.steps = self.steps.wrapping_add(1);
         // A burst's first step switched ways and is not kept.
         let timed = |n: usize| n + 1 >= TUNED_BURST as usize;
-        if !timed((self.shared_taken as usize).min(TUNED_SAMPLES)) {
+        if !timed(self.shared.len) {
             return true;
         }
-        if !timed(self.alone.len()) {
+        if !timed(self.alone.len) {
             return false;
         }
         let prefer = self.prefers_sharing(planners, &sizes);
@@ -2001,14 +2006,15 @@ impl ShareTuner {
 
     /// The model's answer (see the type's doc).
     fn prefers_sharing(&self, planners: usize, sizes: &[usize]) -> bool {
-        let Some(c) = self.alone.lower_median() else {
+        let Some(c) = lower_median(self.alone.kept().iter().copied()) else {
             return true;
         };
-        let mut overheads = Samples::default();
-        for &(t, largest) in &self.shared[..(self.shared_taken as usize).min(TUNED_SAMPLES)] {
-            overheads.push(t - largest * c);
-        }
-        let o = overheads.lower_median().unwrap_or(0.0);
+        let overheads = self
+            .shared
+            .kept()
+            .iter()
+            .map(|&(t, largest)| t - largest * c);
+        let o = lower_median(overheads).unwrap_or(0.0);
         let largest = sizes.iter().copied().max().unwrap_or(planners) as f64;
         (planners as f64 - largest) * c > o
     }
@@ -2027,8 +2033,7 @@ impl ShareTuner {
         let t = took.as_secs_f64();
         if shared {
             let largest = sizes.iter().copied().max().unwrap_or(planners) as f64;
-            self.shared[self.shared_taken as usize % TUNED_SAMPLES] = (t, largest);
-            self.shared_taken = self.shared_taken.saturating_add(1);
+            self.shared.push((t, largest));
         } else {
             self.alone.push(t / planners as f64);
         }
@@ -3013,7 +3018,7 @@ mod tests {
         for k in 0..2 * TUNED_SAMPLES {
             switching.record(24, 2, k % 2 == 1, us(24));
         }
-        assert_eq!((switching.alone.len(), switching.shared_taken), (0, 0));
+        assert_eq!((switching.alone.len, switching.shared.len), (0, 0));
         assert!(!slower.prefers_sharing(16, &job_sizes(16, 2)));
         assert!(slower.prefers_sharing(24, &job_sizes(24, 2)));
         assert!(slower.prefers_sharing(40, &job_sizes(40, 2)));
@@ -3022,6 +3027,26 @@ mod tests {
         assert!(tuner.choose(TUNED_PLANNERS + 1, 2));
         assert!(!tuner.choose(2, 2), "one job");
         assert!(!tuner.choose(24, 1), "one thread");
+    }
+
+    /// The tuner keeps the last [`TUNED_SAMPLES`] times of a way, and its lower median is the
+    /// middle one, or the lower of the two middle ones.
+    #[test]
+    fn recent_times_keep_the_last_ones_and_their_lower_median() {
+        let mut recent = Recent::<f64>::default();
+        assert_eq!(lower_median(recent.kept().iter().copied()), None);
+        for v in 1..=3 {
+            recent.push(f64::from(v));
+        }
+        assert_eq!(lower_median(recent.kept().iter().copied()), Some(2.0));
+        for v in 4..=20 {
+            recent.push(f64::from(v));
+        }
+        let mut kept = recent.kept().to_vec();
+        kept.sort_by(f64::total_cmp);
+        let last: Vec<f64> = (13..=20).map(f64::from).collect();
+        assert_eq!(kept, last);
+        assert_eq!(lower_median(recent.kept().iter().copied()), Some(16.0));
     }
 
     /// Sharing a small crowd's step between threads or keeping it on the stepping thread changes
