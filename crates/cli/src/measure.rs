@@ -177,6 +177,11 @@ pub(crate) struct Measurer {
     areas: Vec<AreaProbe>,
     lines: Vec<LineProbe>,
     period: f64,
+    /// Every step's agents as observed, measured in [`Measurer::finish`]: after the run, not
+    /// between its steps, so that the measuring (the Voronoi lattices above all) neither takes
+    /// time between steps nor leaves the caches full of its own data when the next step is
+    /// timed.
+    observed: Vec<(u64, Vec<Observed>)>,
 }
 
 impl Measurer {
@@ -241,11 +246,20 @@ impl Measurer {
             areas,
             lines,
             period,
+            observed: Vec::new(),
+        }
+    }
+
+    /// Keeps the crowd as it stands after planner step `step`, to be measured in
+    /// [`Measurer::finish`] (nothing is kept without measurements).
+    pub(crate) fn observe(&mut self, step: u64, agents: &[Observed]) {
+        if !(self.areas.is_empty() && self.lines.is_empty()) {
+            self.observed.push((step, agents.to_vec()));
         }
     }
 
     /// Measures the crowd after planner step `step`.
-    pub(crate) fn observe(&mut self, step: u64, agents: &[Observed]) {
+    fn measure(&mut self, step: u64, agents: &[Observed]) {
         let time = step as f64 * self.period;
         for line in &mut self.lines {
             for agent in agents {
@@ -268,8 +282,12 @@ impl Measurer {
         }
     }
 
-    /// The reports, areas then lines, in the scenario's order.
-    pub(crate) fn finish(self) -> (Vec<AreaReport>, Vec<LineReport>) {
+    /// Measures every step kept, then gives the reports, areas then lines, in the scenario's
+    /// order.
+    pub(crate) fn finish(mut self) -> (Vec<AreaReport>, Vec<LineReport>) {
+        for (step, agents) in std::mem::take(&mut self.observed) {
+            self.measure(step, &agents);
+        }
         let h2 = VORONOI_RESOLUTION * VORONOI_RESOLUTION;
         let areas = self
             .areas
