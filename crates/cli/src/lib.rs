@@ -13,7 +13,7 @@
 //! the penetration depth is reported as its maximum over the run.
 
 pub mod bench;
-mod measure;
+pub mod measure;
 mod metrics;
 pub mod plot;
 pub mod steersuite;
