@@ -2022,7 +2022,7 @@ impl ShareTuner {
     /// Records a tuned step of `planners` planners that took `took`, shared or not.
     fn record(&mut self, planners: usize, threads: usize, shared: bool, took: Duration) {
         let sizes = job_sizes(planners, threads);
-        if planners > TUNED_PLANNERS || sizes.len() < 2 {
+        if threads < 2 || planners > TUNED_PLANNERS || sizes.len() < 2 {
             return;
         }
         // The first step of a way after the other pays for the switch (a pool thread that slept,
@@ -3022,8 +3022,12 @@ mod tests {
         assert!(!slower.prefers_sharing(16, &job_sizes(16, 2)));
         assert!(slower.prefers_sharing(24, &job_sizes(24, 2)));
         assert!(slower.prefers_sharing(40, &job_sizes(40, 2)));
-        // Outside its range.
+        // Outside its range, and nothing learnt on one thread.
         let mut tuner = ShareTuner::default();
+        for _ in 0..2 * TUNED_SAMPLES {
+            tuner.record(40, 1, false, us(40));
+        }
+        assert_eq!(tuner.alone.len, 0);
         assert!(tuner.choose(TUNED_PLANNERS + 1, 2));
         assert!(!tuner.choose(2, 2), "one job");
         assert!(!tuner.choose(24, 1), "one thread");
