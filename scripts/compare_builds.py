@@ -33,9 +33,15 @@ RUN = re.compile(r"run \d+ of \d+, .* (\d+) agent-steps/s")
 
 def build(rev: str) -> pathlib.Path:
     """The `crowd_steps` binary of `rev`, built in a detached worktree."""
-    sha = subprocess.run(
-        ["git", "rev-parse", "--short=12", rev], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    found = subprocess.run(
+        ["git", "rev-parse", "--verify", "--short=12", f"{rev}^{{commit}}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        sys.exit(f"not a commit: {rev}")
+    sha = found.stdout.strip()
     binary = WORK / "bin" / f"crowd_steps-{sha}"
     if binary.exists():
         return binary
