@@ -185,8 +185,9 @@ impl BenchRow {
 
 /// Writes, for every scenario of `rows` with measurement areas, `<scenario>-<area>.png` into
 /// `dir` (characters other than ASCII letters, digits and `-` become `-`; an unnamed area is
-/// `area<index>`; a name already written gets `-<index>` until it is new): the area's fundamental diagram for each steering, in the order of the rows
-/// (crowdfield dark blue, ORCA orange, seek green; see [`crate::plot_fundamental_diagram`]).
+/// `area<index>`; a name already written gets `-<index>` until it is new): the area's
+/// fundamental diagram for each steering, in the order of the rows (crowdfield dark blue, ORCA
+/// orange, seek green; see [`crate::plot_fundamental_diagram`]).
 /// Returns the files written.
 pub fn write_fundamental_diagrams(
     dir: &std::path::Path,

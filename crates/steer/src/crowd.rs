@@ -1192,7 +1192,9 @@ impl Crowd {
             return None;
         }
         let planners = self.agents.iter().flatten().filter(|a| a.plans()).count();
-        let share = self.sharing.choose(planners, threads);
+        let share = self
+            .sharing
+            .choose(planners, threads, &job_sizes(planners, threads));
         if share {
             rayon::spawn(|| {});
         }
@@ -1275,13 +1277,20 @@ impl Crowd {
             .collect();
         let threads = rayon::current_num_threads();
         let count_planners = planners.len();
+        let shared_sizes = job_sizes(count_planners, threads);
         // Shared as decided when the step started, or, if agents came or left since, now.
         let share = match self.in_flight.as_ref().and_then(|f| f.share) {
             Some((n, share)) if n == count_planners => share,
-            _ => self.sharing.choose(count_planners, threads),
+            _ => self.sharing.choose(count_planners, threads, &shared_sizes),
         };
-        let sizes = job_sizes(count_planners, if share { threads } else { 1 });
-        let jobs = split_into(&mut planners, &sizes);
+        let alone_sizes;
+        let sizes = if share {
+            &shared_sizes
+        } else {
+            alone_sizes = job_sizes(count_planners, 1);
+            &alone_sizes
+        };
+        let jobs = split_into(&mut planners, sizes);
         // Threads kept awake since the last step take these jobs.
         self.warm.release();
         let started = Instant::now();
@@ -1302,8 +1311,13 @@ impl Crowd {
             self.warm.keep(count - 1);
             done
         };
-        self.sharing
-            .record(count_planners, threads, share, started.elapsed());
+        self.sharing.record(
+            count_planners,
+            threads,
+            &shared_sizes,
+            share,
+            started.elapsed(),
+        );
         let mut plans: Vec<Option<Plan>> = vec![None; count];
         for (i, plan) in done.into_iter().flatten() {
             plans[i] = plan;
@@ -1968,11 +1982,10 @@ fn lower_median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 }
 
 impl ShareTuner {
-    /// Whether `planners` planners share the step on `threads` threads: always where there is
-    /// more than one job and more than [`TUNED_PLANNERS`] planners, never with one job or one
-    /// thread, and as measured between.
-    fn choose(&mut self, planners: usize, threads: usize) -> bool {
-        let sizes = job_sizes(planners, threads);
+    /// Whether `planners` planners share the step on `threads` threads, `sizes` being their
+    /// jobs when shared ([`job_sizes`]): always where there is more than one job and more than
+    /// [`TUNED_PLANNERS`] planners, never with one job or one thread, and as measured between.
+    fn choose(&mut self, planners: usize, threads: usize, sizes: &[usize]) -> bool {
         if threads < 2 || sizes.len() < 2 {
             return false;
         }
@@ -1992,7 +2005,7 @@ impl ShareTuner {
         if !timed(self.alone.len) {
             return false;
         }
-        let prefer = self.prefers_sharing(planners, &sizes);
+        let prefer = self.prefers_sharing(planners, sizes);
         if self.burst > 0 {
             self.burst -= 1;
             !prefer
@@ -2019,9 +2032,16 @@ impl ShareTuner {
         (planners as f64 - largest) * c > o
     }
 
-    /// Records a tuned step of `planners` planners that took `took`, shared or not.
-    fn record(&mut self, planners: usize, threads: usize, shared: bool, took: Duration) {
-        let sizes = job_sizes(planners, threads);
+    /// Records a step of `planners` planners (`sizes` their jobs when shared) that took `took`,
+    /// shared or not; steps [`Self::choose`] does not tune are left out.
+    fn record(
+        &mut self,
+        planners: usize,
+        threads: usize,
+        sizes: &[usize],
+        shared: bool,
+        took: Duration,
+    ) {
         if threads < 2 || planners > TUNED_PLANNERS || sizes.len() < 2 {
             return;
         }
@@ -2973,13 +2993,15 @@ mod tests {
     #[test]
     fn the_share_tuner_follows_the_times() {
         let us = Duration::from_micros;
+        let sizes = job_sizes;
         let steps = 400u32;
         let run = |alone_us: u64, shared_us: u64| -> (Vec<bool>, ShareTuner) {
             let mut tuner = ShareTuner::default();
             let ways = (0..steps)
                 .map(|_| {
-                    let share = tuner.choose(24, 2);
-                    tuner.record(24, 2, share, us(if share { shared_us } else { alone_us }));
+                    let share = tuner.choose(24, 2, &sizes(24, 2));
+                    let took = us(if share { shared_us } else { alone_us });
+                    tuner.record(24, 2, &sizes(24, 2), share, took);
                     share
                 })
                 .collect();
@@ -3006,31 +3028,39 @@ mod tests {
         }
         // With the 2 µs hand-over, 16 planners (8 + 8: 8 µs saved) and 40 (24 + 16: 16 µs
         // saved) share too; a 10 µs one keeps 16 alone and still shares 24 and 40.
-        assert!(tuner.prefers_sharing(16, &job_sizes(16, 2)));
+        assert!(tuner.prefers_sharing(16, &sizes(16, 2)));
         let mut slower = ShareTuner::default();
         for shared in [false, true] {
             for _ in 0..TUNED_SAMPLES {
-                slower.record(24, 2, shared, us(if shared { 22 } else { 24 }));
+                slower.record(
+                    24,
+                    2,
+                    &sizes(24, 2),
+                    shared,
+                    us(if shared { 22 } else { 24 }),
+                );
             }
         }
+        assert!(!slower.prefers_sharing(16, &sizes(16, 2)));
+        assert!(slower.prefers_sharing(24, &sizes(24, 2)));
+        assert!(slower.prefers_sharing(40, &sizes(40, 2)));
         // A step that switched ways is not kept, so alternating steps teach nothing.
         let mut switching = ShareTuner::default();
         for k in 0..2 * TUNED_SAMPLES {
-            switching.record(24, 2, k % 2 == 1, us(24));
+            switching.record(24, 2, &sizes(24, 2), k % 2 == 1, us(24));
         }
         assert_eq!((switching.alone.len, switching.shared.len), (0, 0));
-        assert!(!slower.prefers_sharing(16, &job_sizes(16, 2)));
-        assert!(slower.prefers_sharing(24, &job_sizes(24, 2)));
-        assert!(slower.prefers_sharing(40, &job_sizes(40, 2)));
-        // Outside its range, and nothing learnt on one thread.
+        // Outside its range, and nothing learnt on one thread or above the range.
         let mut tuner = ShareTuner::default();
         for _ in 0..2 * TUNED_SAMPLES {
-            tuner.record(40, 1, false, us(40));
+            tuner.record(40, 1, &sizes(40, 1), false, us(40));
+            tuner.record(100, 2, &sizes(100, 2), false, us(100));
         }
         assert_eq!(tuner.alone.len, 0);
-        assert!(tuner.choose(TUNED_PLANNERS + 1, 2));
-        assert!(!tuner.choose(2, 2), "one job");
-        assert!(!tuner.choose(24, 1), "one thread");
+        let above = TUNED_PLANNERS + 1;
+        assert!(tuner.choose(above, 2, &sizes(above, 2)));
+        assert!(!tuner.choose(2, 2, &sizes(2, 2)), "one job");
+        assert!(!tuner.choose(24, 1, &sizes(24, 1)), "one thread");
     }
 
     /// The tuner keeps the last [`TUNED_SAMPLES`] times of a way, and its lower median is the
@@ -3054,8 +3084,9 @@ mod tests {
     }
 
     /// Sharing a small crowd's step between threads or keeping it on the stepping thread changes
-    /// no bit: two copies of a crowd of 40, one made to share and one to stay alone, stepped on
-    /// two threads, stand at the same bits after every step as the crowd thins out.
+    /// no bit: two copies of a crowd of 30, one made to share (two jobs, 16 + 14, swept by the
+    /// time-skewed kernel) and one to stay alone (one job of 30, swept by the lanes), stepped on
+    /// two threads, stand at the same bits after every step while they walk.
     #[test]
     fn sharing_a_small_crowd_or_not_changes_nothing() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -3063,26 +3094,36 @@ mod tests {
             .build()
             .unwrap();
         let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
-        for id in 40..120 {
+        for id in 30..120 {
             crowd.remove(AgentId(id)).unwrap();
         }
-        assert!(job_sizes(40, 2).len() > 1 && 40 <= TUNED_PLANNERS);
+        assert_eq!(
+            (job_sizes(30, 2), job_sizes(30, 1)),
+            (vec![16, 14], vec![30])
+        );
         let mut shared = crowd.clone();
         shared.sharing.forced = Some(true);
         let mut alone = crowd;
         alone.sharing.forced = Some(false);
+        let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+            c.agents()
+                .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+                .collect()
+        };
+        let start = bits(&alone);
         pool.install(|| {
             for step in 0..60 {
                 shared.step();
                 alone.step();
-                let bits = |c: &Crowd| -> Vec<[u64; 2]> {
-                    c.agents()
-                        .map(|(_, a)| a.position().to_array().map(f64::to_bits))
-                        .collect()
-                };
                 assert_eq!(bits(&shared), bits(&alone), "step {step}");
             }
         });
+        let moved = start
+            .iter()
+            .zip(bits(&alone))
+            .filter(|(a, b)| *a != b)
+            .count();
+        assert!(moved >= 25, "{moved} of 30 agents moved");
     }
 
     /// Waits up to `limit` for `done`; whether it came.
