@@ -93,8 +93,8 @@ pub struct BenchOptions {
     /// …) so that a slow spell of the machine falls on all three; the row's speed is their
     /// median.
     pub repeats: usize,
-    /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; see the README on what it
-    /// did to ORCA's runs after it on our VM).
+    /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; docs/performance.md, *Two
+    /// threads*, says what it did to ORCA's runs after it on our VM).
     pub worker_spin: Duration,
 }
 

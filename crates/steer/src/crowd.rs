@@ -610,9 +610,9 @@ impl Crowd {
     /// commit, the caller's work between steps, the snapshot and rasters of the next) lasts
     /// about that long, so every parallel part starts with one thread. With 1 ms, crowds of 24
     /// to 500 agents stepped back to back on two threads made 4–12 % more agent-steps a second
-    /// (README, *Side by side*). In a game, whose steps are far apart, it only costs: up to
+    /// (docs/performance.md, *Two threads*). In a game, whose steps are far apart, it only costs: up to
     /// `spin` of a core's time per kept thread and step. On that VM it also slowed other
-    /// parallel work run in the same process afterwards (README).
+    /// parallel work run in the same process afterwards (the same section).
     pub fn set_worker_spin(&mut self, spin: Duration) {
         self.warm.spin = spin;
     }
@@ -1182,7 +1182,7 @@ impl Crowd {
     /// Changes no result. A small gain, near this machine's noise: through the plugin, four
     /// alternating pairs of `crowdfield bench` runs of the bottleneck, crossing and hallway on two
     /// threads put ORCA's lead over crowdfield at a median of 1.86×, 4.10× and 1.35× with it
-    /// against 1.91×, 4.43× and 1.38× without (README, *Side by side*).
+    /// against 1.91×, 4.43× and 1.38× without (docs/performance.md, *Two threads*).
     ///
     /// Returns the planners counted and whether their planning will be shared (`None` on one
     /// thread).
