@@ -11,7 +11,7 @@ over those runs, summed, as agent-steps per second (its last line); the table gi
 figure for both commits and their medians. The order of the two is swapped every round, so a slow
 spell of the machine falls on both.
 
-This is the reproducible form of the README's comparisons of two builds. Those were made in one
+This is the reproducible form of the comparisons of two builds in docs/performance.md. Those were made in one
 process, with a hidden switch flipped between alternating runs, which moves less between runs
 than two processes do; expect a few percent more spread here. Commits before 45acc91 print no
 summary line: their figure is then the median of their runs after the first.

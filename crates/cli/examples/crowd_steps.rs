@@ -6,8 +6,8 @@
 //! `cargo run --release -p crowdfield_cli --example crowd_steps -- SCENARIO [THREADS] [RUNS]`
 //! (default 2 threads, 3 runs); every run starts from a fresh copy of the crowd and prints its
 //! own figure, so the first ones also serve as warm-up. After the runs it prints the figure
-//! the README's in-process comparisons use: each step's median time over the runs, summed
-//! (a slow spell of the machine moves it less than a run's total).
+//! the in-process comparisons of docs/performance.md use: each step's median time over the
+//! runs, summed (a slow spell of the machine moves it less than a run's total).
 
 use std::path::Path;
 use std::time::Instant;

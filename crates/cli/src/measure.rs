@@ -182,7 +182,16 @@ pub(crate) struct Measurer {
     /// time between steps nor leaves the caches full of its own data when the next step is
     /// timed.
     observed: Vec<(u64, Vec<Observed>)>,
+    /// Agents' observations in `observed`.
+    kept: usize,
+    /// Observations kept at most: past it, the kept steps are measured at once (in order, so
+    /// the reports are the same), which bounds the memory a long run of a large crowd takes.
+    keep_at_most: usize,
 }
+
+/// [`Measurer`]'s default bound on kept observations: 2²¹ agent-steps, 64 MiB (a run of the
+/// 200-agent hallway keeps about 200,000).
+const KEEP_AT_MOST: usize = 1 << 21;
 
 impl Measurer {
     /// Probes for the measurements of `scenario`, in its bounds and around its static
@@ -247,15 +256,31 @@ impl Measurer {
             lines,
             period,
             observed: Vec::new(),
+            kept: 0,
+            keep_at_most: KEEP_AT_MOST,
         }
     }
 
     /// Keeps the crowd as it stands after planner step `step`, to be measured in
-    /// [`Measurer::finish`] (nothing is kept without measurements).
+    /// [`Measurer::finish`] (nothing is kept without measurements), or now if more than the
+    /// bound on kept observations would be waiting.
     pub(crate) fn observe(&mut self, step: u64, agents: &[Observed]) {
-        if !(self.areas.is_empty() && self.lines.is_empty()) {
-            self.observed.push((step, agents.to_vec()));
+        if self.areas.is_empty() && self.lines.is_empty() {
+            return;
         }
+        self.observed.push((step, agents.to_vec()));
+        self.kept += agents.len();
+        if self.kept > self.keep_at_most {
+            self.measure_kept();
+        }
+    }
+
+    /// Measures the kept steps, in the order they were observed, and lets them go.
+    fn measure_kept(&mut self) {
+        for (step, agents) in std::mem::take(&mut self.observed) {
+            self.measure(step, &agents);
+        }
+        self.kept = 0;
     }
 
     /// Measures the crowd after planner step `step`.
@@ -285,9 +310,7 @@ impl Measurer {
     /// Measures every step kept, then gives the reports, areas then lines, in the scenario's
     /// order.
     pub(crate) fn finish(mut self) -> (Vec<AreaReport>, Vec<LineReport>) {
-        for (step, agents) in std::mem::take(&mut self.observed) {
-            self.measure(step, &agents);
-        }
+        self.measure_kept();
         let h2 = VORONOI_RESOLUTION * VORONOI_RESOLUTION;
         let areas = self
             .areas
@@ -754,6 +777,56 @@ mod tests {
         assert!((l.flow_per_s.unwrap() - 2.0 / 0.875).abs() < 1e-12);
         assert!((l.specific_flow.unwrap() - 1.0 / 0.875).abs() < 1e-12);
         assert_eq!(l.width_m, 2.0);
+    }
+
+    /// Measuring kept steps early, when more than the bound is waiting, gives the reports that
+    /// measuring them all at the end gives: the same steps, in the same order.
+    #[test]
+    fn a_bound_on_kept_observations_changes_no_report() {
+        let measurements = [
+            Measurement::Area {
+                name: "a".into(),
+                min: bevy::math::Vec2::splat(-2.0),
+                max: bevy::math::Vec2::splat(2.0),
+            },
+            Measurement::Line {
+                name: "l".into(),
+                a: bevy::math::Vec2::new(0.5, -3.0),
+                b: bevy::math::Vec2::new(0.5, 3.0),
+            },
+        ];
+        let new = || {
+            Measurer::new(
+                &measurements,
+                (DVec2::splat(-100.0), DVec2::splat(100.0)),
+                &[],
+                0.5,
+            )
+        };
+        let (mut all, mut bounded) = (new(), new());
+        // Three steps of twelve go past it: measured every third step.
+        bounded.keep_at_most = 30;
+        // Twelve agents walking east across the line at different speeds, 20 steps.
+        for step in 1..=20u64 {
+            let agents: Vec<Observed> = (0..12)
+                .map(|i| {
+                    let speed = 0.1 + 0.03 * i as f64;
+                    let x = |k: u64| -3.0 + speed * k as f64;
+                    let y = -1.5 + 0.25 * i as f64;
+                    Observed {
+                        previous: DVec2::new(x(step - 1), y),
+                        position: DVec2::new(x(step), y),
+                    }
+                })
+                .collect();
+            all.observe(step, &agents);
+            bounded.observe(step, &agents);
+            assert_eq!(bounded.kept, 12 * (step as usize % 3), "step {step}");
+        }
+        let (want, got) = (all.finish(), bounded.finish());
+        assert_eq!(want.0[0].samples.len(), 20);
+        assert!(want.1[0].backward > 0, "{:?}", want.1[0]);
+        assert_eq!(got, want);
     }
 
     #[test]

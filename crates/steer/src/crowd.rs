@@ -2982,7 +2982,7 @@ mod tests {
         assert_eq!(job_sizes(200, 2), vec![32, 32, 32, 32, 32, 32, 8]);
         assert_eq!(job_sizes(250, 2), vec![32, 32, 32, 32, 32, 32, 32, 14, 12]);
         assert_eq!(job_sizes(24, 1), vec![24]);
-        assert_eq!(job_sizes(40, 1), vec![40 - 16, 16]);
+        assert_eq!(job_sizes(40, 1), vec![24, 16]);
         assert_eq!(job_sizes(0, 4), Vec::<usize>::new());
     }
 
@@ -3029,6 +3029,7 @@ mod tests {
         // With the 2 µs hand-over, 16 planners (8 + 8: 8 µs saved) and 40 (24 + 16: 16 µs
         // saved) share too; a 10 µs one keeps 16 alone and still shares 24 and 40.
         assert!(tuner.prefers_sharing(16, &sizes(16, 2)));
+        assert!(tuner.prefers_sharing(40, &sizes(40, 2)));
         let mut slower = ShareTuner::default();
         for shared in [false, true] {
             for _ in 0..TUNED_SAMPLES {

@@ -220,7 +220,7 @@ impl DiscRaster {
             let (a, b) = if span <= 64 {
                 // The usual box: every cell's test at once, without branches, as a mask (the
                 // same arithmetic as `covers`, so the same cells).
-                let dy = (f64::from(self.first.y + y as i32) + 0.5) * self.cell - q.y;
+                let dy = self.offset(self.first.y + y as i32, q.y);
                 let dy2 = dy * dy;
                 // Adding dx² ≥ 0 never rounds below dy²: a row this far misses the disc.
                 if dy2 > r2 {
@@ -228,7 +228,7 @@ impl DiscRaster {
                 }
                 let mut mask = 0u64;
                 for k in 0..span {
-                    let dx = (f64::from(self.first.x + lo.x + k as i32) + 0.5) * self.cell - q.x;
+                    let dx = self.offset(self.first.x + lo.x + k as i32, q.x);
                     mask |= u64::from(dx * dx + dy2 <= r2) << k;
                 }
                 if mask == 0 {
@@ -256,9 +256,17 @@ impl DiscRaster {
     /// was made with, so a window can take its own disc back out exactly.
     #[inline]
     pub(crate) fn covers(&self, g: IVec2, q: DVec2, reach: f64) -> bool {
-        let dx = (f64::from(g.x) + 0.5) * self.cell - q.x;
-        let dy = (f64::from(g.y) + 0.5) * self.cell - q.y;
+        let dx = self.offset(g.x, q.x);
+        let dy = self.offset(g.y, q.y);
         dx * dx + dy * dy <= reach * reach
+    }
+
+    /// How far the centre of lattice column (or row) `g` lies from `q` along that axis: the
+    /// one computation behind [`Self::covers`] and the row masks of [`Self::add_rows`], so both
+    /// accept the same cells.
+    #[inline]
+    fn offset(&self, g: i32, q: f64) -> f64 {
+        (f64::from(g) + 0.5) * self.cell - q
     }
 
     /// Bit `k` of `out[j]` set where some disc covers lattice cell `start + (k, j)`, `k` in
