@@ -111,7 +111,7 @@ enum Command {
 }
 
 /// The scenarios `bench` runs when none are named.
-const BENCH_SET: [&str; 9] = [
+const BENCH_SET: [&str; 10] = [
     "oncoming",
     "overtake",
     "crossing",
@@ -120,6 +120,7 @@ const BENCH_SET: [&str; 9] = [
     "bottleneck",
     "hallway-two-way",
     "concentric-circles-250",
+    "concentric-circles-500",
     "forest",
 ];
 
@@ -356,6 +357,24 @@ fn main() -> ExitCode {
                 );
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench` with no scenarios named runs [`BENCH_SET`] from the repository root: every name
+    /// must be a shipped scenario that loads.
+    #[test]
+    fn the_default_bench_set_names_shipped_scenarios() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for name in BENCH_SET {
+            let path = root.join(format!("assets/scenarios/{name}.scenario.ron"));
+            if let Err(e) = load(&path) {
+                panic!("{}: {e}", path.display());
+            }
         }
     }
 }
