@@ -1,0 +1,234 @@
+//! The commit's collision guard (step 3 of the crowd's step, see the parent module): each
+//! agent's displacement, in id order, is shortened so that it stays the sum of radii from every
+//! agent's committed position and its own radius from every static and moving shape. The seeds
+//! rely on the speed law alone (seed 000 §4.4); the guard makes "no overlap" an invariant.
+
+use glam::DVec2;
+
+use crowdfield_field::{Shape, floor_i64};
+
+use super::AgentGrid;
+
+/// The shapes the collision guard keeps agents out of.
+#[derive(Clone, Copy)]
+pub(super) struct Obstacles<'a> {
+    pub(super) statics: &'a [Shape],
+    pub(super) static_bounds: &'a [(DVec2, DVec2)],
+    pub(super) moving: &'a [(Shape, (DVec2, DVec2))],
+    /// The static boxes on a grid, where there are many.
+    pub(super) grid: Option<&'a ShapeGrid>,
+}
+
+/// Static shapes from which on the collision guard looks them up on a [`ShapeGrid`] instead of
+/// scanning them all.
+pub(super) const SHAPE_GRID_MIN: usize = 24;
+
+/// Static shapes' boxes bucketed on a uniform grid over the world (a counting sort: each cell's
+/// shapes are one slice, in increasing index order); boxes beyond the world count in its
+/// border cells, and queries are clamped the same way, so a box that meets a query's box is
+/// always among the cells the query visits.
+#[derive(Debug, Clone)]
+pub(super) struct ShapeGrid {
+    origin: DVec2,
+    inv_cell: f64,
+    cols: usize,
+    rows: usize,
+    /// Cell `c`'s shapes are `items[starts[c]..starts[c + 1]]`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl ShapeGrid {
+    pub(super) fn new(bounds: &[(DVec2, DVec2)], min: DVec2, max: DVec2) -> Self {
+        let extent = (max - min).max(DVec2::splat(1e-9));
+        // About 4 m cells, at most 128 a side.
+        let cell = (extent.x.max(extent.y) / 128.0).max(4.0);
+        let cols = ((extent.x / cell).ceil() as usize).clamp(1, 128);
+        let rows = ((extent.y / cell).ceil() as usize).clamp(1, 128);
+        let mut grid = Self {
+            origin: min,
+            inv_cell: 1.0 / cell,
+            cols,
+            rows,
+            starts: vec![0; cols * rows + 1],
+            items: Vec::new(),
+        };
+        for pass in 0..2 {
+            let mut fill = grid.starts.clone();
+            for (k, (lo, hi)) in bounds.iter().enumerate() {
+                let ((x0, y0), (x1, y1)) = (grid.cell(*lo), grid.cell(*hi));
+                for y in y0..=y1 {
+                    for x in x0..=x1 {
+                        let c = y * cols + x;
+                        if pass == 0 {
+                            grid.starts[c + 1] += 1;
+                        } else {
+                            grid.items[fill[c] as usize] = k as u32;
+                            fill[c] += 1;
+                        }
+                    }
+                }
+            }
+            if pass == 0 {
+                for c in 0..cols * rows {
+                    grid.starts[c + 1] += grid.starts[c];
+                }
+                grid.items = vec![0; grid.starts[cols * rows] as usize];
+            }
+        }
+        grid
+    }
+
+    /// The grid cell holding `p`, clamped to the grid (NaN to the first cell).
+    pub(super) fn cell(&self, p: DVec2) -> (usize, usize) {
+        let g = (p - self.origin) * self.inv_cell;
+        let clamp = |v: f64, n: usize| (floor_i64(v).max(0) as usize).min(n - 1);
+        (clamp(g.x, self.cols), clamp(g.y, self.rows))
+    }
+
+    /// Every shape whose box may meet the box `lo..hi`, in increasing order, into `out`.
+    pub(super) fn near(&self, lo: DVec2, hi: DVec2, out: &mut Vec<u32>) {
+        out.clear();
+        let ((x0, y0), (x1, y1)) = (self.cell(lo), self.cell(hi));
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let c = y * self.cols + x;
+                out.extend_from_slice(
+                    &self.items[self.starts[c] as usize..self.starts[c + 1] as usize],
+                );
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+/// The collision guard's buffers, reused from agent to agent through a commit.
+#[derive(Default)]
+pub(super) struct GuardScratch {
+    /// Committed agents (position, radius) that could touch the agent's step.
+    near: Vec<(DVec2, f64)>,
+    /// Index (statics, then moving) and clearance at the start of shapes within reach.
+    close: Vec<(usize, f64)>,
+    /// Static shapes a [`ShapeGrid`] offers.
+    offered: Vec<u32>,
+}
+
+/// Shortens `displacement` so the agent keeps clear of committed agents, static shapes and
+/// moving obstacles. `hash` indexes the snapshot; `others` bounds how far beyond its indexed
+/// centre another agent's committed disc reaches. `late` lists agents spawned during the step
+/// (not in `hash`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn guard_step(
+    start: DVec2,
+    displacement: DVec2,
+    radius: f64,
+    me: usize,
+    committed: &[Option<(DVec2, f64)>],
+    hash: &AgentGrid,
+    others: f64,
+    late: &[usize],
+    obstacles: Obstacles<'_>,
+    scratch: &mut GuardScratch,
+) -> DVec2 {
+    let len = displacement.length();
+    if len == 0.0 {
+        return DVec2::ZERO;
+    }
+    // Every tried position lies within `len` of the start, so an agent further than
+    // `len + radius + r` (plus a margin for rounding) clears it from all of them: keep only
+    // the others.
+    let could_touch = |(q, r): (DVec2, f64)| {
+        let reach = len + radius + r + 1e-6;
+        (q - start).length_squared() <= reach * reach
+    };
+    let near = &mut scratch.near;
+    near.clear();
+    // The hash indexes the snapshot, and a committed disc reaches at most `others` beyond its
+    // indexed centre: agents indexed further away cannot touch.
+    hash.for_each_near(start, len + radius + others + 1e-6, |j| {
+        if j != me
+            && let Some(c) = committed[j]
+            && could_touch(c)
+        {
+            near.push(c);
+        }
+    });
+    near.extend(
+        late.iter()
+            .filter(|&&j| j != me)
+            .filter_map(|&j| committed[j]),
+    );
+    // Static shapes whose bounding box comes within reach (the others stay at least `radius`
+    // away from every tried position), with their clearance at the start.
+    let reach = len + radius;
+    // Boxes clearly beyond reach are dropped on squared distances (no square root; the margin
+    // far exceeds rounding), the rest by the exact test.
+    let clearly_beyond = reach * reach * (1.0 + 1e-9);
+    let within = |(lo, hi): &(DVec2, DVec2)| {
+        let gap = start - start.clamp(*lo, *hi);
+        gap.length_squared() <= clearly_beyond && gap.length() <= reach
+    };
+    let close = &mut scratch.close;
+    close.clear();
+    match obstacles.grid {
+        // The same shapes in the same order as the scan below: the grid offers a superset of
+        // the statics within reach, in increasing index order, and the same test picks them.
+        Some(grid) => {
+            let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
+            grid.near(start - r, start + r, &mut scratch.offered);
+            close.extend(
+                scratch
+                    .offered
+                    .iter()
+                    .map(|&k| k as usize)
+                    .filter(|&k| within(&obstacles.static_bounds[k]))
+                    .map(|k| (k, obstacles.statics[k].distance(start).unwrap_or(0.0))),
+            );
+        }
+        None => close.extend(
+            obstacles
+                .statics
+                .iter()
+                .zip(obstacles.static_bounds)
+                .enumerate()
+                .filter(|(_, (_, b))| within(b))
+                .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
+        ),
+    }
+    let statics = obstacles.statics.len();
+    close.extend(
+        obstacles
+            .moving
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, b))| within(b))
+            .map(|(k, (s, _))| (statics + k, s.distance(start).unwrap_or(0.0))),
+    );
+    let shape = |k: usize| {
+        obstacles
+            .statics
+            .get(k)
+            .unwrap_or_else(|| &obstacles.moving[k - obstacles.statics.len()].0)
+    };
+    let (near, close) = (&*near, &*close);
+    let ok = |p: DVec2| {
+        near.iter().all(|(q, r)| {
+            let need = radius + r;
+            let now = (p - *q).length();
+            now >= need || now >= (start - *q).length()
+        }) && close.iter().all(|(k, before)| {
+            shape(*k)
+                .distance(p)
+                .is_ok_and(|d| d >= radius || d >= *before)
+        })
+    };
+    let mut t = 1.0;
+    for _ in 0..8 {
+        if ok(start + displacement * t) {
+            return displacement * t;
+        }
+        t *= 0.5;
+    }
+    DVec2::ZERO
+}

@@ -1,0 +1,829 @@
+use std::sync::Arc;
+
+use crowdfield_field::{BATCH_LANES_F32, FieldBatch, FieldBatchF32, floor_i64};
+
+use super::*;
+use crate::local_map::LocalPrecision;
+
+/// Sharing a small crowd's step between threads or keeping it on the stepping thread changes
+/// no bit: two copies of a crowd of 30, one made to share (two jobs, 16 + 14, swept by the
+/// time-skewed kernel) and one to stay alone (one job of 30, swept by the lanes), stepped on
+/// two threads, stand at the same bits after every step while they walk.
+#[test]
+fn sharing_a_small_crowd_or_not_changes_nothing() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+    for id in 30..120 {
+        crowd.remove(AgentId(id)).unwrap();
+    }
+    assert_eq!(
+        (job_sizes(30, 2), job_sizes(30, 1)),
+        (vec![16, 14], vec![30])
+    );
+    let mut shared = crowd.clone();
+    shared.sharing.forced = Some(true);
+    let mut alone = crowd;
+    alone.sharing.forced = Some(false);
+    let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+        c.agents()
+            .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+            .collect()
+    };
+    let start = bits(&alone);
+    pool.install(|| {
+        for step in 0..60 {
+            shared.step();
+            alone.step();
+            assert_eq!(bits(&shared), bits(&alone), "step {step}");
+        }
+    });
+    let moved = start
+        .iter()
+        .zip(bits(&alone))
+        .filter(|(a, b)| *a != b)
+        .count();
+    assert!(moved >= 25, "{moved} of 30 agents moved");
+}
+
+/// Waits up to `limit` for `done`; whether it came.
+fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while !done() {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+/// Steps `crowd` until the pool's other thread is kept waiting after a step (the spawning
+/// thread may take the wait back itself, which then returns at once); whether it came.
+fn step_until_kept(crowd: &mut Crowd) -> bool {
+    let waiting = Arc::clone(&crowd.warm.waiting);
+    (0..50).any(|_| {
+        crowd.step();
+        eventually(Duration::from_secs(1), || {
+            waiting.load(Ordering::Acquire) > 0
+        })
+    })
+}
+
+/// A thread kept awake after a step (for far longer than the test) still runs other work
+/// queued in the pool, and the next step's jobs end its wait, as does dropping the crowd
+/// (even with an endless spin); with no spin none waits.
+#[test]
+fn threads_kept_awake_run_other_work_and_stop_at_the_next_step() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let eventually = |done: &dyn Fn() -> bool| eventually(Duration::from_secs(20), done);
+    pool.install(|| {
+        let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+        crowd.set_worker_spin(Duration::from_secs(600));
+        let waiting = Arc::clone(&crowd.warm.waiting);
+        assert!(step_until_kept(&mut crowd), "no thread was kept awake");
+        // Work that needs the other thread while this one waits for it.
+        let ran = std::sync::atomic::AtomicBool::new(false);
+        rayon::join(
+            || {
+                assert!(
+                    eventually(&|| ran.load(Ordering::Acquire)),
+                    "queued work never ran"
+                )
+            },
+            || ran.store(true, Ordering::Release),
+        );
+        crowd.set_worker_spin(Duration::ZERO);
+        crowd.step();
+        assert!(
+            eventually(&|| waiting.load(Ordering::Acquire) == 0),
+            "the next step did not end the wait"
+        );
+        crowd.step();
+        assert_eq!(waiting.load(Ordering::Acquire), 0);
+        // Dropped while a thread waits without end.
+        crowd.set_worker_spin(Duration::MAX);
+        assert!(step_until_kept(&mut crowd), "no thread was kept awake");
+        drop(crowd);
+        assert!(
+            eventually(&|| waiting.load(Ordering::Acquire) == 0),
+            "dropping the crowd did not end the wait"
+        );
+    });
+}
+
+/// A window larger than any before widens the static rasters: a shape just beyond the
+/// old rasters' edge is still stamped.
+#[test]
+fn a_larger_window_rebuilds_the_static_rasters_wider() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(20.0),
+        ..Default::default()
+    };
+    // Outside the world, 8 m east of its edge.
+    let far = Shape::Disc {
+        centre: DVec2::new(28.0, 10.0),
+        radius: 1.0,
+    };
+    let mut crowd = Crowd::new(settings, vec![far]).unwrap();
+    let goal = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(2.0, 10.0),
+            radius: 0.5,
+        })
+        .unwrap();
+    crowd
+        .spawn(AgentParams {
+            position: DVec2::new(5.0, 5.0),
+            goals: vec![goal],
+            ..Default::default()
+        })
+        .unwrap();
+    crowd.step();
+    let narrow = crowd.raster_reach;
+    assert!(narrow < 8.0, "{narrow}");
+    let big = crowd
+        .spawn(AgentParams {
+            position: DVec2::new(19.0, 10.0),
+            goals: vec![goal],
+            local_map: LocalMapSettings {
+                side: 41,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+    crowd.step();
+    assert!(crowd.raster_reach > narrow);
+    let map = crowd.agent(big).unwrap().local_map().field();
+    let cell = map.geometry().world_to_cell(DVec2::new(28.0, 10.0));
+    assert_eq!(
+        map.kind(cell.x as usize, cell.y as usize),
+        Some(CellKind::Obstacle)
+    );
+}
+
+/// Agents that differ only in obstacle coverage get a static raster each: before a 1.6 m
+/// door (0.5 m radius, 0.5 m cells) the door's cells are free in the `Centre` agent's map
+/// and closed in the `Touch` agent's, each as its own coverage stamps them.
+#[test]
+fn each_obstacle_coverage_reads_its_own_static_raster() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(30.0, 20.0),
+        ..Default::default()
+    };
+    // A wall along x = 10 with doors between y = 4.7 and 6.3 and between 14.7 and 16.3.
+    let wall = |y0: f64, y1: f64| Shape::Aabb {
+        min: DVec2::new(9.8, y0),
+        max: DVec2::new(10.0, y1),
+    };
+    let statics = vec![wall(0.0, 4.7), wall(6.3, 14.7), wall(16.3, 20.0)];
+    let mut crowd = Crowd::new(settings, statics).unwrap();
+    let goal = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(25.0, 10.0),
+            radius: 0.5,
+        })
+        .unwrap();
+    let spawn = |crowd: &mut Crowd, y: f64, coverage: Coverage| {
+        crowd
+            .spawn(AgentParams {
+                position: DVec2::new(8.25, y),
+                radius: 0.5,
+                goals: vec![goal],
+                local_map: LocalMapSettings {
+                    obstacle_coverage: coverage,
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .unwrap()
+    };
+    let centre = spawn(&mut crowd, 5.25, Coverage::Centre);
+    let touch = spawn(&mut crowd, 15.25, Coverage::Touch);
+    crowd.step();
+    assert_eq!(crowd.rasters.len(), 2);
+    let door_cell = |id, y: f64| {
+        let map = crowd.agent(id).unwrap().local_map().field();
+        let c = map.geometry().world_to_cell(DVec2::new(9.75, y));
+        map.kind(c.x as usize, c.y as usize)
+    };
+    assert_eq!(door_cell(centre, 5.25), Some(CellKind::Free));
+    assert_eq!(door_cell(touch, 15.25), Some(CellKind::Obstacle));
+}
+
+/// Both ways of answering a query (walking cells, walking buckets) find the same points,
+/// in increasing index order.
+#[test]
+fn spatial_hash_queries_agree_whichever_way_they_walk() {
+    let points: Vec<Option<(DVec2, f64)>> = (0..300)
+        .map(|i| {
+            let t = i as f64 * 0.7;
+            (i % 7 != 3).then_some((
+                DVec2::new(50.0 + 40.0 * t.sin(), 50.0 + 30.0 * (1.3 * t).cos()),
+                0.3,
+            ))
+        })
+        .collect();
+    let hash = SpatialHash::build(&points, 2.0);
+    for (centre, radius) in [
+        (DVec2::new(50.0, 50.0), 3.0),
+        (DVec2::new(20.0, 70.0), 9.0),
+        (DVec2::new(50.0, 50.0), 1e4),
+    ] {
+        let mut found = Vec::new();
+        hash.for_each_near(centre, radius, |i| found.push(i));
+        let expected: Vec<usize> = points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let (q, _) = (*p)?;
+                let (lo, hi) = (
+                    SpatialHash::key(centre - DVec2::splat(radius), 2.0),
+                    SpatialHash::key(centre + DVec2::splat(radius), 2.0),
+                );
+                let k = SpatialHash::key(q, 2.0);
+                ((lo.0..=hi.0).contains(&k.0) && (lo.1..=hi.1).contains(&k.1)).then_some(i)
+            })
+            .collect();
+        assert_eq!(found, expected, "query {centre} radius {radius}");
+        assert!(!found.is_empty());
+    }
+}
+/// The step grid reports every point within the query radius (and each at most once),
+/// whatever the query, including ones reaching past the occupied area and a lone far point
+/// that forces coarser cells.
+#[test]
+fn agent_grid_finds_every_point_within_the_radius() {
+    let mut points: Vec<Option<(DVec2, f64)>> = (0..500)
+        .map(|i| {
+            let t = i as f64 * 0.37;
+            (i % 9 != 4).then_some((
+                DVec2::new(50.0 + 40.0 * t.sin(), 50.0 + 30.0 * (1.3 * t).cos()),
+                0.3,
+            ))
+        })
+        .collect();
+    for far in [None, Some(DVec2::new(5_000.0, -3_000.0))] {
+        if let Some(p) = far {
+            points.push(Some((p, 0.3)));
+        }
+        let grid = AgentGrid::build(&points, 2.0);
+        for (centre, radius) in [
+            (DVec2::new(50.0, 50.0), 3.0),
+            (DVec2::new(20.0, 70.0), 9.0),
+            (DVec2::new(-40.0, 50.0), 95.0),
+            (DVec2::new(50.0, 50.0), 1e4),
+            (DVec2::new(1e5, 1e5), 1.0),
+        ] {
+            let mut found = Vec::new();
+            grid.for_each_near(centre, radius, |i| found.push(i));
+            let mut sorted = found.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), found.len(), "a point reported twice");
+            for (i, p) in points.iter().enumerate() {
+                if let Some((q, _)) = p
+                    && (*q - centre).length() <= radius
+                {
+                    assert!(found.contains(&i), "missed {i} for {centre} r {radius}");
+                }
+            }
+        }
+    }
+    assert_eq!(floor_i64(-0.5), -1);
+    assert_eq!(floor_i64(-1e300), i64::MIN);
+    assert_eq!(floor_i64(f64::NAN), 0);
+    assert_eq!(floor_i64(-1.0), -1);
+    assert_eq!(floor_i64(2.7), 2);
+}
+
+/// A neighbour far wider than the window's sensing box still lands in the local map
+/// wherever its disc reaches into the update zone: the neighbour query grows with the
+/// largest radius in the crowd.
+#[test]
+fn a_wide_neighbour_beyond_the_sensing_box_is_still_stamped() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(60.0),
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let goal = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(5.0, 50.0),
+            radius: 1.0,
+        })
+        .unwrap();
+    let walker = crowd
+        .spawn(AgentParams {
+            position: DVec2::new(10.1, 10.1),
+            goals: vec![goal],
+            ..Default::default()
+        })
+        .unwrap();
+    // 12.8 m east: beyond the 7.3 m sensing box (and the index cells it touches), but its
+    // 10 m disc grown by the walker's 0.25 m covers the update zone's east column (cell
+    // centres at x = 12.75, 10.15 m from it).
+    crowd
+        .spawn(AgentParams {
+            position: DVec2::new(22.9, 10.1),
+            radius: 10.0,
+            goals: vec![goal],
+            ..Default::default()
+        })
+        .unwrap();
+    // Enough agents elsewhere that the index has cells of the sensing size.
+    for k in 0..100 {
+        let _ = crowd.spawn(AgentParams {
+            position: DVec2::new(1.0 + 0.58 * k as f64, 40.0 + (k % 2) as f64),
+            goals: vec![goal],
+            ..Default::default()
+        });
+    }
+    crowd.advance_to(StepPhase::Sensing);
+    let map = crowd.agent(walker).unwrap().local_map().field();
+    let east = (2..map.height() - 2)
+        .filter(|&y| map.kind(map.width() - 3, y) == Some(CellKind::Obstacle))
+        .count();
+    assert!(east > 0, "the wide neighbour was not stamped");
+}
+
+use crate::behaviour::Behaviour;
+use crowdfield_field::{Relaxation, Tolerance, relax, relax_until};
+
+/// Four 1 m pillars 8 m apart, for [`busy_plaza`].
+fn four_pillars() -> Vec<Shape> {
+    (0..4)
+        .map(|k| Shape::Disc {
+            centre: DVec2::new(8.0 + 8.0 * (k % 2) as f64, 8.0 + 8.0 * (k / 2) as f64),
+            radius: 1.0,
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The guard shortens a step by the same bits whether it finds the static shapes near
+    /// the step on their grid or by scanning them all: shapes inside the world, across its
+    /// edge and beyond it, steps from anywhere near them.
+    #[test]
+    fn the_guard_step_is_the_same_on_the_shape_grid(
+        shapes in proptest::collection::vec(
+            (-5.0f64..35.0, -5.0f64..35.0, 0.1f64..3.0, proptest::bool::ANY),
+            SHAPE_GRID_MIN..60,
+        ),
+        steps in proptest::collection::vec(
+            (0usize..1000, 0.0f64..std::f64::consts::TAU, 0.0f64..1.0, 0.05f64..1.5),
+            40,
+        ),
+    ) {
+        let statics: Vec<Shape> = shapes
+            .iter()
+            .map(|&(x, y, r, disc)| {
+                let c = DVec2::new(x, y);
+                if disc {
+                    Shape::Disc { centre: c, radius: r }
+                } else {
+                    Shape::Aabb { min: c - DVec2::new(r, 0.2), max: c + DVec2::new(0.2, r) }
+                }
+            })
+            .collect();
+        let bounds: Vec<(DVec2, DVec2)> = statics.iter().map(|s| s.bounds().unwrap()).collect();
+        let grid = ShapeGrid::new(&bounds, DVec2::ZERO, DVec2::splat(30.0));
+        let hash = AgentGrid::build(&[], 1.0);
+        let mut shortened = 0;
+        for &(pick, angle, gap, len) in &steps {
+            // From just outside a shape (beyond its size plus the radius), towards it.
+            let (x, y, r, _) = shapes[pick % shapes.len()];
+            let out = DVec2::from_angle(angle);
+            let start = DVec2::new(x, y) + out * (r + 0.3 + gap);
+            let step = -out * len;
+            let mut scratch = GuardScratch::default();
+            let mut guarded = |grid: Option<&ShapeGrid>| {
+                let obstacles = Obstacles { statics: &statics, static_bounds: &bounds, moving: &[], grid };
+                guard_step(start, step, 0.3, 0, &[], &hash, 0.0, &[], obstacles, &mut scratch)
+            };
+            let (on_grid, scanned) = (guarded(Some(&grid)), guarded(None));
+            proptest::prop_assert_eq!(on_grid, scanned, "from {} by {}", start, step);
+            shortened += usize::from(scanned != step);
+        }
+        // Some steps must have met a shape, or nothing was compared.
+        proptest::prop_assert!(shortened > 0);
+    }
+}
+
+/// The guard's shape grid is built at the first commit, dropped when a static obstacle is
+/// added or removed (its indices shift), and rebuilt holding every static box.
+#[test]
+fn the_shape_grid_follows_the_static_obstacles() {
+    let pillars: Vec<Shape> = (0..30)
+        .map(|k| Shape::Disc {
+            centre: DVec2::new(3.0 + 3.0 * (k % 6) as f64, 3.0 + 3.0 * (k / 6) as f64),
+            radius: 0.4,
+        })
+        .collect();
+    let mut crowd = busy_plaza(pillars, LocalPrecision::F32Complement);
+    let every = |crowd: &Crowd| {
+        let grid = crowd.shape_grid.as_ref().expect("built at the commit");
+        let mut all = Vec::new();
+        grid.near(DVec2::splat(-1e9), DVec2::splat(1e9), &mut all);
+        all
+    };
+    crowd.step();
+    let n = crowd.static_bounds.len();
+    assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
+    let id = crowd
+        .add_obstacle(Shape::Disc {
+            centre: DVec2::new(12.0, 22.0),
+            radius: 0.5,
+        })
+        .unwrap();
+    assert!(crowd.shape_grid.is_none());
+    crowd.step();
+    assert_eq!(every(&crowd), (0..n as u32 + 1).collect::<Vec<_>>());
+    crowd.remove_obstacle(id).unwrap();
+    assert!(crowd.shape_grid.is_none());
+    crowd.step();
+    assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
+}
+
+/// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
+/// west (places that fall on an obstacle are skipped), local maps of `precision`.
+fn busy_plaza(statics: Vec<Shape>, precision: LocalPrecision) -> Crowd {
+    let side = 24.0;
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(side),
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, statics).unwrap();
+    let east = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(side - 1.5, 1.0),
+            max: DVec2::new(side - 0.5, side - 1.0),
+        })
+        .unwrap();
+    let west = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(0.5, 1.0),
+            max: DVec2::new(1.5, side - 1.0),
+        })
+        .unwrap();
+    for k in 0..120 {
+        let (row, col) = (k / 10, k % 10);
+        let x = if col < 5 {
+            2.0 + 1.2 * col as f64
+        } else {
+            side - 2.0 - 1.2 * (col - 5) as f64
+        };
+        let params = AgentParams {
+            position: DVec2::new(x, 1.5 + 1.8 * row as f64),
+            goals: vec![if col < 5 { east } else { west }],
+            behaviour: BehaviourSlots::single(Behaviour::RandomHeld {
+                epsilon: 0.5,
+                min_hold: 5,
+                max_hold: 15,
+            }),
+            local_map: LocalMapSettings {
+                precision,
+                ..Default::default()
+            },
+            seed: k as u64,
+            ..Default::default()
+        };
+        let _ = crowd.spawn(params);
+    }
+    crowd
+}
+
+/// Chunk buffers kept from step to step change nothing: a crowd that keeps them and a clone
+/// that starts every step without any (a clone's pool is empty) move every agent to the same
+/// bits, stepping fused and phase by phase in turn, in f32 and in f64, with agents of two
+/// window sizes (a kept batch of the other size must be replaced) and some reading their
+/// nearest neighbour (kept neighbour lists); the buffers are kept.
+#[test]
+fn kept_chunk_buffers_change_nothing() {
+    let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+        c.agents()
+            .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+            .collect()
+    };
+    let by_phases = |c: &mut Crowd| {
+        for phase in [
+            StepPhase::Guidance,
+            StepPhase::Sensing,
+            StepPhase::Relaxation,
+            StepPhase::Decision,
+            StepPhase::Motion,
+        ] {
+            c.advance_to(phase);
+        }
+    };
+    for precision in [LocalPrecision::F32Complement, LocalPrecision::F64] {
+        let mut kept = busy_plaza(four_pillars(), precision);
+        let goal = kept.agents().next().unwrap().1.params().goals[0];
+        for k in 0..40 {
+            let params = AgentParams {
+                position: DVec2::new(6.0 + 0.9 * (k % 10) as f64, 20.0 + 0.9 * (k / 10) as f64),
+                goals: vec![goal],
+                behaviour: BehaviourSlots::single(Behaviour::AroundNearest {
+                    epsilon: 0.6,
+                    right: k % 2 == 0,
+                }),
+                local_map: LocalMapSettings {
+                    side: 11,
+                    precision,
+                    ..Default::default()
+                },
+                seed: 1000 + k,
+                ..Default::default()
+            };
+            let _ = kept.spawn(params);
+        }
+        let sides = |c: &Crowd| -> Vec<usize> {
+            c.agents().map(|(_, a)| a.params().local_map.side).collect()
+        };
+        assert!(sides(&kept).iter().filter(|&&s| s == 11).count() > BATCH_LANES_F32);
+        assert!(kept.agents().count() > 3 * BATCH_LANES_F32);
+        let mut fresh = kept.clone();
+        for step in 0..12 {
+            fresh = fresh.clone();
+            assert_eq!(fresh.scratch.len(), 0);
+            if step % 2 == 0 {
+                kept.step();
+                by_phases(&mut fresh);
+            } else {
+                by_phases(&mut kept);
+                fresh.step();
+            }
+            assert!(kept.scratch.len() > 0, "buffers kept after step {step}");
+            assert_eq!(bits(&kept), bits(&fresh), "step {step}, {precision:?}");
+        }
+    }
+}
+
+/// Sensing programs that look near first (the look ahead's reach, then the whole box only
+/// when no agent is that near) move every agent as searching the whole sensing box does,
+/// bit for bit: with the nearest agent read every step, and with a look-ahead slot.
+#[test]
+fn the_near_first_search_finds_what_the_whole_box_finds() {
+    for slots in [
+        BehaviourSlots::single(Behaviour::AroundNearest {
+            epsilon: 0.6,
+            right: true,
+        }),
+        BehaviourSlots::switching(Behaviour::Harmonic, Behaviour::SWERVE_RIGHT, 2.0),
+        BehaviourSlots::single(Behaviour::TowardsNearest { epsilon: 0.4 }),
+    ] {
+        let mut near_first = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+        let ids: Vec<AgentId> = near_first.agents().map(|(id, _)| id).collect();
+        for id in ids {
+            near_first.set_behaviour(id, slots.clone()).unwrap();
+        }
+        let mut whole = near_first.clone();
+        whole.sense_whole_box = true;
+        let mut moved = 0.0;
+        for step in 0..30 {
+            let before: Vec<DVec2> = near_first.agents().map(|(_, a)| a.position()).collect();
+            assert_eq!(near_first.step(), whole.step(), "step {step}");
+            for ((id, a), (_, b)) in near_first.agents().zip(whole.agents()) {
+                assert_eq!(a.position(), b.position(), "{slots:?}, step {step}, {id:?}");
+            }
+            moved += near_first
+                .agents()
+                .zip(&before)
+                .map(|((_, a), p)| (a.position() - *p).length())
+                .sum::<f64>();
+        }
+        assert!(moved > 100.0, "the crowd moved {moved} m");
+    }
+}
+
+/// An agent the host moves during a step, after sensing, next to another's path: the
+/// other's step is guarded against where it now stands, though the snapshot's index has it
+/// fifteen metres away.
+#[test]
+fn an_agent_moved_during_a_step_is_guarded_against_where_it_stands() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(30.0, 10.0),
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let east = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(28.0, 1.0),
+            max: DVec2::new(29.0, 9.0),
+        })
+        .unwrap();
+    let west = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(1.0, 1.0),
+            max: DVec2::new(2.0, 9.0),
+        })
+        .unwrap();
+    let spawn = |crowd: &mut Crowd, x: f64, goal| {
+        crowd
+            .spawn(AgentParams {
+                position: DVec2::new(x, 5.0),
+                goals: vec![goal],
+                ..Default::default()
+            })
+            .unwrap()
+    };
+    let a = spawn(&mut crowd, 5.0, east);
+    let b = spawn(&mut crowd, 20.0, west);
+    crowd.advance_to(StepPhase::Decision);
+    crowd.set_position(b, DVec2::new(5.7, 5.0)).unwrap();
+    crowd.advance_to(StepPhase::Motion).unwrap();
+    let at = |id| crowd.agent(id).unwrap().position();
+    assert!(at(a).x > 5.0, "A still steps east, up to B");
+    assert!(
+        (at(a) - at(b)).length() >= 0.5 - 1e-9,
+        "A at {}, B at {}",
+        at(a),
+        at(b)
+    );
+}
+
+/// Prepares every planning agent of a copy of `crowd` for its next step (sensing and
+/// stamping, as a step would) and hands each one with its bias to `f`.
+fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
+    let mut probe = crowd.clone();
+    let (snapshot, hash) = probe.snapshot();
+    let discs = probe.disc_rasters(&snapshot);
+    probe.update_rasters();
+    let world = world_of!(probe, &discs);
+    let mut scratch = Neighbours::default();
+    for (i, slot) in probe.agents.iter_mut().enumerate() {
+        let Some(agent) = slot else { continue };
+        if !agent.plans() {
+            continue;
+        }
+        if let Prepared::Relax { bias, .. } = world.prepare(i, agent, &hash, &mut scratch) {
+            f(agent, bias);
+        }
+    }
+}
+
+/// Issue 3 allows f32 local maps where a test shows the decisions f64 makes: at every
+/// other step of two busy plazas (pillars; long walls with gaps, whose lee goes flat), each
+/// planning agent's stamped map is relaxed by `FieldBatch` (f64) and by `FieldBatchF32`
+/// (f32 on the complement), and the heading and speed decided from each are compared.
+/// `cargo test -p crowdfield_steer --release --lib f32_complement -- --nocapture` prints
+/// the counts.
+#[test]
+fn f32_complement_sweeps_make_the_f64_decisions() {
+    let walls: Vec<Shape> = [(7.0, 2.0, 10.0), (12.0, 12.0, 21.0), (17.0, 4.0, 13.0)]
+        .into_iter()
+        .map(|(x, y0, y1)| Shape::Aabb {
+            min: DVec2::new(x, y0),
+            max: DVec2::new(x + 0.4, y1),
+        })
+        .collect();
+    let (mut total, mut same, mut within_half_degree, mut worst) = (0, 0, 0, 0f64);
+    let (mut at_floor, mut speed_differs) = (0, 0);
+    for statics in [four_pillars(), walls] {
+        let mut crowd = busy_plaza(statics, LocalPrecision::F32Complement);
+        for step in 0..60 {
+            if step >= 4 && step % 2 == 0 {
+                for_each_prepared(&crowd, |agent, bias| {
+                    let side = agent.params.local_map.side;
+                    let sweeps = agent.params.local_map.sweeps;
+                    let mut wide = FieldBatch::new(side, side);
+                    wide.load(0, agent.local.field(), &bias);
+                    wide.relax(sweeps);
+                    let mut narrow = FieldBatchF32::new(side, side);
+                    narrow.load(0, agent.local.field(), &bias);
+                    narrow.relax(sweeps);
+                    let start = agent.clone();
+                    wide.store(0, agent.local.field_mut());
+                    let a = agent.decide(bias, false);
+                    let flat = agent.local.descent_at(agent.position).length() < 1e-14;
+                    *agent = start.clone();
+                    narrow.store(0, agent.local.field_mut());
+                    let b = agent.decide(bias, false);
+                    total += 1;
+                    same += usize::from(a.heading == b.heading);
+                    let turn = if a.heading == b.heading {
+                        0.0
+                    } else {
+                        a.heading.angle_to(b.heading).abs().to_degrees()
+                    };
+                    if flat {
+                        // f64 is at its own floor near p = 1: its direction is rounding
+                        // noise, no reference.
+                        at_floor += 1;
+                        return;
+                    }
+                    within_half_degree += usize::from(turn <= 0.1);
+                    worst = worst.max(turn);
+                    speed_differs += usize::from(a.speed_factor != b.speed_factor);
+                });
+            }
+            crowd.step();
+        }
+    }
+    println!(
+        "{total} decisions: {at_floor} with the f64 descent below 1e-14 (its floor); of the \
+         rest {same} identical headings, {within_half_degree} within 0.1°, worst {worst:.4}°; \
+         {speed_differs} different speed factors"
+    );
+    assert!(total > 3000, "{total} decisions compared");
+    assert!(at_floor * 100 <= total, "{at_floor} flat maps");
+    assert_eq!(within_half_degree + at_floor, total, "worst {worst}°");
+    assert!(
+        speed_differs * 1000 <= total,
+        "{speed_differs} speed factors differ"
+    );
+}
+
+/// How many warm-started sweeps give the decisions of 30 sweeps from a cold start (issue 3):
+/// at several steps of a busy plaza, every planning agent's stamped local map is relaxed
+/// (a) cold: free cells reset to the initial value, 30 sweeps, and (b) warm: as carried
+/// from the previous step, k sweeps; the headings chosen from both are compared.
+/// `cargo test -p crowdfield_steer --release --lib warm_started -- --nocapture` prints the
+/// table.
+#[test]
+fn warm_started_sweeps_against_thirty_cold_ones() {
+    let mut crowd = busy_plaza(four_pillars(), LocalPrecision::F64);
+    let ks = [1usize, 2, 3, 5, 8, 12, 20, 30];
+    let mut agree = [0usize; 8];
+    let mut agree_converged = [0usize; 8];
+    let mut cold_converged = 0usize;
+    let mut total = 0usize;
+    let tolerance = 5f64.to_radians();
+    for step in 0..45 {
+        if step >= 10 && step % 5 == 0 {
+            for_each_prepared(&crowd, |agent, bias| {
+                let choose = |field: &Field<f64>| {
+                    decide(
+                        agent.heading,
+                        field.descent_at(agent.position),
+                        agent.params.heading,
+                        agent.params.speed,
+                    )
+                    .0
+                };
+                let mut cold = agent.local.field().clone();
+                cold.reset_free(agent.params.local_map.initial_value);
+                relax(&mut cold, &bias, &Relaxation::GAUSS_SEIDEL, 30);
+                let reference = choose(&cold);
+                let mut exact = agent.local.field().clone();
+                let _ = relax_until(
+                    &mut exact,
+                    &bias,
+                    &Relaxation::GAUSS_SEIDEL,
+                    &Tolerance::new(1e-12, 200_000),
+                );
+                let converged = choose(&exact);
+                let close = |a: DVec2, b: DVec2| a == b || a.angle_to(b).abs() <= tolerance;
+                cold_converged += usize::from(close(reference, converged));
+                for (j, k) in ks.iter().enumerate() {
+                    let mut warm = agent.local.field().clone();
+                    relax(&mut warm, &bias, &Relaxation::GAUSS_SEIDEL, *k);
+                    let heading = choose(&warm);
+                    agree[j] += usize::from(close(reference, heading));
+                    agree_converged[j] += usize::from(close(converged, heading));
+                }
+                total += 1;
+            });
+        }
+        crowd.step();
+    }
+    let pct = |a: usize| 100.0 * a as f64 / total as f64;
+    println!(
+        "{} agents, {total} decisions; headings within 5°:",
+        crowd.agents.iter().flatten().count()
+    );
+    println!("warm sweeps | of 30 cold sweeps | of the converged map");
+    for ((k, a), c) in ks.iter().zip(agree).zip(agree_converged) {
+        println!("{k:>11} | {:>16.1} % | {:>18.1} %", pct(a), pct(c));
+    }
+    println!(
+        " 30 cold    |                   | {:>18.1} %",
+        pct(cold_converged)
+    );
+    assert!(total > 500, "{total} decisions compared");
+    // More warm sweeps move every decision towards the converged map's (within 1 %), and
+    // 30 warm-started sweeps reach it more often than 30 from a cold start.
+    assert!(
+        agree_converged
+            .windows(2)
+            .all(|w| w[1] + total / 100 >= w[0]),
+        "{agree_converged:?}"
+    );
+    assert!(
+        agree_converged[7] > cold_converged,
+        "{agree_converged:?} {cold_converged}"
+    );
+}
