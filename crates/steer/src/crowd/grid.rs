@@ -95,11 +95,13 @@ impl AgentGrid {
 
     /// Calls `f` with the index of every point within `radius` of `p` (and possibly a few
     /// more), cell by cell. Callers must not depend on the order.
+    #[inline]
     pub fn for_each_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize)) {
         self.for_each_point_near(p, radius, |i, _, _| f(i));
     }
 
     /// [`Self::for_each_near`] with each point's position and radius as they were indexed.
+    #[inline]
     pub fn for_each_point_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize, DVec2, f64)) {
         let cell = |v: f64, o: f64| floor_i64((v - o) * self.inv_cell);
         let (x0, x1) = (

@@ -119,6 +119,7 @@ pub(super) struct GuardScratch {
 /// centre another agent's committed disc reaches. `late` lists agents spawned during the step
 /// (not in `hash`).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(super) fn guard_step(
     start: DVec2,
     displacement: DVec2,
