@@ -39,9 +39,10 @@
 //!
 //! # Layout
 //!
-//! This file holds the crowd, its agents and goals, and the phases of a step. Beside it:
-//! `jobs` (how planning is split into jobs and shared between threads), `guard` (the commit's
-//! collision guard), `grid` ([`AgentGrid`] and the spawn-time hash) and `tests`.
+//! This file holds the crowd, its agents and goals, and the phases of a step. Beside it: `plan`
+//! (one agent's planning from the snapshot, step 2), `jobs` (how planning is split into jobs and
+//! shared between threads), `guard` (the commit's collision guard, step 3), `grid`
+//! ([`AgentGrid`] and the spawn-time hash) and `tests`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -55,7 +56,7 @@ use crowdfield_field::{
 use rayon::prelude::*;
 
 use crate::SteerError;
-use crate::behaviour::{Behaviour, BehaviourInput, BehaviourSlots, BehaviourState};
+use crate::behaviour::{BehaviourSlots, BehaviourState};
 use crate::disc_raster::DiscRaster;
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
@@ -65,11 +66,13 @@ use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 mod grid;
 mod guard;
 mod jobs;
+mod plan;
 
 pub use grid::AgentGrid;
 use grid::{SPAWN_CELL, SpatialHash};
 use guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, ShapeGrid, guard_step};
 use jobs::{ChunkScratch, ScratchPool, ShareTuner, WarmWorkers, job_sizes, split_into, to_relax};
+use plan::{Neighbours, World};
 
 /// The read-only [`World`] of crowd `$crowd` for its next step: a macro, not a method, so that
 /// the crowd's agents stay free to be borrowed mutably beside it.
@@ -90,9 +93,6 @@ macro_rules! world_of {
         }
     };
 }
-
-/// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
-const NEAREST_FIRST: f64 = 2.0;
 
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
 /// with other keys rasterise static shapes themselves each step.
@@ -1599,282 +1599,6 @@ impl Crowd {
     }
 }
 
-/// What planning reads besides the snapshot: shared by all agents, never written during a step.
-struct World<'a> {
-    statics: &'a [Shape],
-    /// Bounding boxes of `statics`.
-    static_bounds: &'a [(DVec2, DVec2)],
-    /// Whether behaviours see only neighbours in line of sight.
-    sight: bool,
-    moving: &'a [(Shape, (DVec2, DVec2))],
-    goals: &'a [Goal],
-    step: u64,
-    rasters: &'a [(RasterKey, StaticRaster)],
-    /// Every agent's disc of the snapshot, per raster key of the planning agents.
-    discs: &'a [(RasterKey, DiscRaster)],
-    /// Largest radius of any agent spawned (radii never change): how far beyond a window a
-    /// stamped disc may lie.
-    max_radius: f64,
-    #[cfg(test)]
-    sense_whole_box: bool,
-}
-
-impl World<'_> {
-    /// Whether `to` is in sight from `from`: always with sight off, otherwise when the segment
-    /// between them touches no static shape.
-    fn in_sight(&self, from: DVec2, to: DVec2) -> bool {
-        if !self.sight {
-            return true;
-        }
-        let (lo, hi) = (from.min(to), from.max(to));
-        self.statics
-            .iter()
-            .zip(self.static_bounds)
-            .all(|(shape, (slo, shi))| {
-                !boxes_overlap(lo, hi, *slo, *shi)
-                    || shape.segment_distance(from, to).is_ok_and(|d| d > 0.0)
-            })
-    }
-
-    /// Prepares one agent's step from the snapshot (as `hash` indexed it): everything up to
-    /// relaxation.
-    fn prepare(
-        &self,
-        index: usize,
-        agent: &mut Agent,
-        hash: &AgentGrid,
-        scratch: &mut Neighbours,
-    ) -> Prepared {
-        let pos = agent.position;
-        let goal_id = agent.params.goals[agent.goal_index];
-        let goal = &self.goals[goal_id.0 as usize];
-        let depth_before = agent.subgoals.len();
-        let flow = if goal.search.is_some() {
-            // A search map changes every step: no sub-goals on it.
-            goal.map.descent_at(pos)
-        } else {
-            agent
-                .subgoals
-                .descent_shared(&goal.map, pos, &goal.subgoals)
-                .unwrap_or(DVec2::ZERO)
-        };
-        let recovered = agent.subgoals.len() > depth_before;
-        let unreachable = flow == DVec2::ZERO
-            && goal.known()
-            && goal
-                .shape
-                .distance(pos)
-                .map_or(true, |d| d > agent.params.arrival_radius);
-        let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
-        // A hidden target is not where programs or the local map may look.
-        let goal_centre = if goal.known() {
-            goal.centre
-        } else {
-            pos + flow_dir
-        };
-        if unreachable {
-            // No route: skip sensing and relaxation altogether.
-            return Prepared::Done(Plan {
-                displacement: DVec2::ZERO,
-                heading: agent.heading,
-                speed_factor: 0.0,
-                bias: agent.bias,
-                unreachable,
-                recovered,
-            });
-        }
-
-        // Neighbours. Stamping needs every agent whose disc reaches into the window; the
-        // nearest agent and the look ahead search the wider sensing box, so only agents whose
-        // programs use them pay for it.
-        let half = agent.params.local_map.width() * 0.5;
-        let slots = &agent.params.behaviour;
-        let senses = slots.ahead.is_some() || slots.clear.uses_nearest();
-        // (Cell centres of the window lie within `half` of the agent; a local cell of margin.)
-        let stamp_reach =
-            half + self.max_radius + agent.params.radius + agent.params.local_map.cell_size;
-        let reach = if senses {
-            stamp_reach.max(half * std::f64::consts::SQRT_2 + 2.0)
-        } else {
-            stamp_reach
-        };
-        let key = raster_key(&agent.params.local_map, agent.params.radius);
-        let disc_raster = self.discs.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
-        let Neighbours {
-            discs: neighbours,
-            ids: indices,
-        } = scratch;
-        neighbours.clear();
-        indices.clear();
-        // The index returns whole cells: without sensing, keep only the discs that can reach
-        // the window (the box `stamp_disc` would test them against anyway).
-        let within = |q: DVec2, r: f64| {
-            let d = (q - pos).abs();
-            let limit = half + r + agent.params.radius + agent.params.local_map.cell_size;
-            senses || (d.x <= limit && d.y <= limit)
-        };
-        let gather = |radius: f64, neighbours: &mut Vec<(DVec2, f64)>, indices: &mut Vec<usize>| {
-            neighbours.clear();
-            indices.clear();
-            hash.for_each_point_near(pos, radius, |j, q, r| {
-                if j != index && within(q, r) {
-                    neighbours.push((q, r));
-                    // Ids only break ties for the nearest agent, which only sensing programs read.
-                    if senses {
-                        indices.push(j);
-                    }
-                }
-            });
-        };
-        // With the discs counted on the lattice, only programs that sense need neighbours, and
-        // only for the look ahead (agents within dvis plus the widest radius) and the nearest
-        // agent: the index is asked that near first, and for the whole sensing box only when
-        // no agent turns up within that first reach (the nearest there is the box's nearest).
-        #[cfg(test)]
-        let near_first = !self.sense_whole_box;
-        #[cfg(not(test))]
-        let near_first = true;
-        let first_reach = if senses && disc_raster.is_some() && near_first {
-            let ahead = if slots.ahead.is_some() {
-                slots.dvis
-            } else {
-                0.0
-            };
-            (ahead + self.max_radius + 1e-6)
-                .max(NEAREST_FIRST)
-                .min(reach)
-        } else {
-            reach
-        };
-        if senses || disc_raster.is_none() {
-            gather(first_reach, neighbours, indices);
-        }
-
-        // Behaviour slot: is anything within dvis ahead?
-        let facing = if agent.heading != DVec2::ZERO {
-            agent.heading
-        } else {
-            flow_dir
-        };
-        let program: &Behaviour = match &slots.ahead {
-            Some(ahead)
-                if something_ahead(
-                    pos,
-                    facing,
-                    slots.dvis,
-                    agent.params.radius,
-                    neighbours,
-                    self.statics,
-                    self.static_bounds,
-                    self.moving,
-                    |q| self.in_sight(pos, q),
-                ) =>
-            {
-                ahead
-            }
-            _ => &slots.clear,
-        };
-        // The nearest neighbour in sight (every neighbour is in sight with sight off); ties go
-        // to the lower agent id.
-        let nearest_of = |neighbours: &[(DVec2, f64)], indices: &[usize]| {
-            let key = |k: usize| ((neighbours[k].0 - pos).length_squared(), indices[k]);
-            let order = |a: &usize, b: &usize| {
-                let (ka, kb) = (key(*a), key(*b));
-                ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
-            };
-            let k = if self.sight {
-                let mut sorted: Vec<usize> = (0..neighbours.len()).collect();
-                sorted.sort_unstable_by(order);
-                sorted
-                    .into_iter()
-                    .find(|k| self.in_sight(pos, neighbours[*k].0))
-            } else {
-                (0..neighbours.len()).min_by(order)
-            };
-            k.map(|k| (neighbours[k].0, key(k).0))
-        };
-        let nearest = if !program.uses_nearest() {
-            None
-        } else {
-            match nearest_of(neighbours, indices) {
-                Some((q, d2)) if first_reach >= reach || d2 <= first_reach * first_reach => Some(q),
-                _ if first_reach < reach => {
-                    gather(reach, neighbours, indices);
-                    nearest_of(neighbours, indices).map(|(q, _)| q)
-                }
-                _ => None,
-            }
-        };
-        let input = BehaviourInput {
-            step: self.step,
-            flow: flow_dir,
-            position: pos,
-            goal: goal_centre,
-            nearest,
-        };
-        let bias = program.bias(&input, &mut agent.behaviour_state);
-
-        // Local map.
-        let radius = agent.params.radius;
-        let coverage = agent.params.local_map.obstacle_coverage;
-        let local = &mut agent.local;
-        local.recentre(pos);
-        let (lo, hi) = local.field().geometry().world_bounds();
-        match self.rasters.iter().find(|(k, _)| *k == key) {
-            // Counted into the disc raster: stamped with the discs below.
-            Some(_) if disc_raster.is_some_and(DiscRaster::has_statics) => {}
-            Some((_, raster)) => {
-                local.stamp_lattice(raster);
-            }
-            None => {
-                for shape in self.statics {
-                    if shape_near(shape, lo, hi, radius) {
-                        local.stamp_obstacle(shape, radius, coverage);
-                    }
-                }
-            }
-        }
-        for (shape, (slo, shi)) in self.moving {
-            let grow = DVec2::splat(radius);
-            if boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
-                local.stamp_obstacle(shape, radius, coverage);
-            }
-        }
-        match disc_raster {
-            Some(discs) => {
-                local.stamp_raster_discs(discs, (pos, radius));
-            }
-            None => {
-                for (q, r) in neighbours.iter() {
-                    local.stamp_disc(*q, *r, radius);
-                }
-            }
-        }
-        local.clear_outside_view(facing);
-        let (glo, ghi) = goal.bounds;
-        if goal.known() && glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
-            local.stamp_goal(&goal.shape);
-        }
-        local.project_goal(if flow_dir != DVec2::ZERO {
-            flow_dir
-        } else if goal.known() {
-            goal.centre - pos
-        } else {
-            facing
-        });
-        Prepared::Relax { bias, recovered }
-    }
-}
-
-/// A planning job's neighbour buffers, reused from agent to agent (no allocation per agent).
-#[derive(Default, Debug, Clone)]
-struct Neighbours {
-    /// Position and radius of each neighbour found.
-    discs: Vec<(DVec2, f64)>,
-    /// Its agent index, parallel to `discs`.
-    ids: Vec<usize>,
-}
-
 /// Ends the agent's current goal, reached (`reached`) or given up: it takes the next goal, or
 /// after the last stops as arrived or leaves the crowd. Only a reached last goal is reported
 /// as arrived. An agent that leaves keeps its committed position for the rest of the step.
@@ -1900,54 +1624,6 @@ fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut 
         *slot = None;
         report.removed.push(id);
     }
-}
-
-/// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
-#[allow(clippy::too_many_arguments)]
-fn something_ahead(
-    pos: DVec2,
-    facing: DVec2,
-    dvis: f64,
-    radius: f64,
-    neighbours: &[(DVec2, f64)],
-    statics: &[Shape],
-    static_bounds: &[(DVec2, DVec2)],
-    moving: &[(Shape, (DVec2, DVec2))],
-    in_sight: impl Fn(DVec2) -> bool,
-) -> bool {
-    let Some(f) = facing.try_normalize() else {
-        return false;
-    };
-    let cos_half = 0.5;
-    let agents = neighbours.iter().any(|(q, r)| {
-        let d = *q - pos;
-        let len = d.length();
-        len - r <= dvis && len > 0.0 && d.dot(f) / len >= cos_half && in_sight(*q)
-    });
-    if agents {
-        return true;
-    }
-    // Only shapes whose box, grown by the radius, meets the probed segment's box can be
-    // within the radius of a probe (a millimetre of margin for rounding).
-    let end = pos + f * dvis;
-    let grow = DVec2::splat(radius + 1e-3);
-    let (lo, hi) = (pos.min(end) - grow, pos.max(end) + grow);
-    let near: Vec<&Shape> = statics
-        .iter()
-        .zip(static_bounds)
-        .chain(moving.iter().map(|(s, b)| (s, b)))
-        .filter(|(_, (slo, shi))| boxes_overlap(*slo, *shi, lo, hi))
-        .map(|(s, _)| s)
-        .collect();
-    if near.is_empty() {
-        return false;
-    }
-    let probes = (dvis / 0.25).ceil() as usize;
-    (1..=probes).any(|k| {
-        let p = pos + f * (dvis * k as f64 / probes as f64);
-        near.iter()
-            .any(|s| s.distance(p).is_ok_and(|d| d <= radius))
-    })
 }
 
 /// Four boxes, one metre thick, just outside the world rectangle: the closed border every local
