@@ -15,7 +15,7 @@ use crate::disc_raster::DiscRaster;
 use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
-pub(super) const NEAREST_FIRST: f64 = 2.0;
+const NEAREST_FIRST: f64 = 2.0;
 
 /// What planning reads besides the snapshot: shared by all agents, never written during a step.
 pub(super) struct World<'a> {
