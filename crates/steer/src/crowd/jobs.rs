@@ -67,18 +67,18 @@ impl Drop for Pooled<'_> {
 
 /// Planner counts up to which [`ShareTuner`] measures whether sharing a step's planning between
 /// threads pays; larger crowds always share.
-pub(super) const TUNED_PLANNERS: usize = 64;
+const TUNED_PLANNERS: usize = 64;
 
 /// Tuned steps after which [`ShareTuner`] times the way it does not prefer again.
-pub(super) const TUNED_RECHECK: u32 = 64;
+const TUNED_RECHECK: u32 = 64;
 
 /// Steps in a row [`ShareTuner`] times a way for, so that most of them see the pool as that way
 /// leaves it (a thread that was not used for a while sleeps, and the first shared step pays its
 /// wake-up).
-pub(super) const TUNED_BURST: u32 = 4;
+const TUNED_BURST: u32 = 4;
 
 /// Steps of each way [`ShareTuner`] keeps (the lower median of them decides).
-pub(super) const TUNED_SAMPLES: usize = 8;
+const TUNED_SAMPLES: usize = 8;
 
 /// Decides, for crowds of up to [`TUNED_PLANNERS`] planners, whether a step's planning is shared
 /// between the pool's threads or run on the stepping thread alone, by timing both.
@@ -136,7 +136,7 @@ impl<T: Copy> Recent<T> {
 
 /// The lower median of the first [`TUNED_SAMPLES`] of `values` (a slow outlier, such as a
 /// wake-up, moves it least), `None` for none.
-pub(super) fn lower_median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+fn lower_median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     let mut sorted = [0.0; TUNED_SAMPLES];
     let mut n = 0;
     for (slot, v) in sorted.iter_mut().zip(values) {
@@ -185,7 +185,7 @@ impl ShareTuner {
     }
 
     /// The model's answer (see the type's doc).
-    pub(super) fn prefers_sharing(&self, planners: usize, sizes: &[usize]) -> bool {
+    fn prefers_sharing(&self, planners: usize, sizes: &[usize]) -> bool {
         let Some(c) = lower_median(self.alone.kept().iter().copied()) else {
             return true;
         };

@@ -40,7 +40,7 @@ pub(super) struct World<'a> {
 impl World<'_> {
     /// Whether `to` is in sight from `from`: always with sight off, otherwise when the segment
     /// between them touches no static shape.
-    pub(super) fn in_sight(&self, from: DVec2, to: DVec2) -> bool {
+    fn in_sight(&self, from: DVec2, to: DVec2) -> bool {
         if !self.sight {
             return true;
         }
@@ -295,7 +295,7 @@ pub(super) struct Neighbours {
 
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn something_ahead(
+fn something_ahead(
     pos: DVec2,
     facing: DVec2,
     dvis: f64,
