@@ -104,7 +104,8 @@ enum Command {
         #[arg(long, default_value = "out")]
         out: PathBuf,
         /// Keep the other pool threads awake up to this many microseconds (at most one second)
-        /// between planner steps, which run back to back here (0: off; see docs/performance.md, *Two threads*).
+        /// between planner steps, which run back to back here (0: off; see docs/performance.md,
+        /// *Two threads*).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
     },

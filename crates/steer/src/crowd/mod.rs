@@ -513,12 +513,15 @@ impl StepPhase {
     }
 }
 
+/// Every agent slot's position and radius as a step starts (`None` for empty slots).
+type Snapshot = Vec<Option<(DVec2, f64)>>;
+
 /// A step under way: what each phase hands to the next.
 #[derive(Debug, Clone)]
 struct InFlight {
     done: StepPhase,
     maps_solved: Vec<GoalId>,
-    snapshot: Vec<Option<(DVec2, f64)>>,
+    snapshot: Snapshot,
     hash: Option<AgentGrid>,
     prepared: Vec<Prepared>,
     plans: Vec<Option<Plan>>,
@@ -1225,10 +1228,7 @@ impl Crowd {
     /// Sensing: snapshot, spatial index, rasters; per agent (in parallel) sense, choose (v, ε),
     /// stamp the local map and project the intermediate goal.
     fn sense(&mut self) {
-        self.explore();
-        let (snapshot, hash) = self.snapshot();
-        self.update_rasters();
-        let discs = self.disc_rasters(&snapshot);
+        let (snapshot, hash, discs) = self.sensing_start();
         let world = world_of!(self, &discs);
         self.warm.release();
         let prepared: Vec<Prepared> = self
@@ -1247,20 +1247,27 @@ impl Crowd {
         flight.done = StepPhase::Sensing;
     }
 
-    /// Sensing, relaxation and decision fused: the planning agents (in id order, the others
-    /// skipped) in jobs of at most [`BATCH_LANES_F32`](crowdfield_field::BATCH_LANES_F32) (see
-    /// [`job_sizes`]), each job prepared, relaxed and decided while its local maps are still in
-    /// cache. Every agent gets exactly
-    /// what the three phases one after the other give it: preparing reads only the snapshot and
-    /// the agent, and each batch lane is relaxed as if alone (lanes are grouped by side, sweeps
-    /// and precision within a job), so how agents fall into jobs changes no result. The jobs
-    /// are shared between the pool's threads, or run one after the other on the stepping thread
-    /// where [`ShareTuner`] found that faster for a crowd this small; the phase is timed for it.
-    fn sense_relax_decide(&mut self) {
+    /// What every sensing starts from: searches explored, the snapshot and its spatial index,
+    /// the static rasters planning agents need, and the step's disc rasters.
+    fn sensing_start(&mut self) -> (Snapshot, AgentGrid, Vec<(RasterKey, DiscRaster)>) {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
         let discs = self.disc_rasters(&snapshot);
+        (snapshot, hash, discs)
+    }
+
+    /// Sensing, relaxation and decision fused: the planning agents (in id order, the others
+    /// skipped) in jobs of at most [`BATCH_LANES_F32`](crowdfield_field::BATCH_LANES_F32) (see
+    /// [`job_sizes`]), each job prepared, relaxed and decided while its local maps are still in
+    /// cache. Every agent gets exactly what the three phases one after the other give it:
+    /// preparing reads only the snapshot and the agent, and each batch lane is relaxed as if
+    /// alone (lanes are grouped by side, sweeps and precision within a job), so how agents fall
+    /// into jobs changes no result. The jobs are shared between the pool's threads, or run one
+    /// after the other on the stepping thread where [`ShareTuner`] found that faster for a crowd
+    /// this small; the phase is timed for it.
+    fn sense_relax_decide(&mut self) {
+        let (snapshot, hash, discs) = self.sensing_start();
         let world = world_of!(self, &discs);
         let work = |scratch: &mut ChunkScratch, job: &mut [(usize, &mut Agent)]| {
             let prepared: Vec<Prepared> = job
@@ -1522,8 +1529,8 @@ impl Crowd {
     }
 
     /// Every agent's position and radius as the step starts, and a spatial index over them.
-    fn snapshot(&self) -> (Vec<Option<(DVec2, f64)>>, AgentGrid) {
-        let snapshot: Vec<Option<(DVec2, f64)>> = self
+    fn snapshot(&self) -> (Snapshot, AgentGrid) {
+        let snapshot: Snapshot = self
             .agents
             .iter()
             .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
