@@ -126,7 +126,8 @@ const BENCH_SET: [&str; 10] = [
 ];
 
 fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCode {
-    let paths: Vec<PathBuf> = if scenarios.is_empty() {
+    let default_set = scenarios.is_empty();
+    let paths: Vec<PathBuf> = if default_set {
         BENCH_SET
             .iter()
             .map(|n| PathBuf::from(format!("assets/scenarios/{n}.scenario.ron")))
@@ -140,6 +141,11 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
             Ok(s) => loaded.push(s),
             Err(e) => {
                 eprintln!("{}:{e}", path.display());
+                if default_set && !path.exists() {
+                    eprintln!(
+                        "bench with no scenarios named reads the shipped set from assets/scenarios/: run it from the repository root, or name the scenarios"
+                    );
+                }
                 return ExitCode::from(2);
             }
         }

@@ -206,6 +206,24 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         warned.contains("\"away\" holds no walkable ground"),
         "{warned}"
     );
+
+    // The bench's default set is read from the repository root: elsewhere it stops before
+    // running anything, says where it looked, and writes nothing.
+    let out = dir.join("bench");
+    let benched = Command::new(exe)
+        .current_dir(&dir)
+        .arg("bench")
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(benched.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&benched.stderr);
+    assert!(
+        said.contains("assets/scenarios/oncoming.scenario.ron") && said.contains("repository root"),
+        "{said}"
+    );
+    assert!(!out.exists(), "a bench that ran nothing must not write");
 }
 
 /// Every shipped benchmark scenario runs to completion: everyone arrives, nobody overlaps
