@@ -8,6 +8,11 @@
 //! own figure, so the first ones also serve as warm-up. After the runs it prints the figure
 //! the in-process comparisons of docs/performance.md use: each step's median time over the
 //! runs, summed (a slow spell of the machine moves it less than a run's total).
+//!
+//! A fourth argument, microseconds separated by commas (`0,100,1000`), keeps the stepping thread
+//! busy that long before each step, as a host's own work between planner steps would, the gaps
+//! taken in turn run by run; it then prints each gap's median of its runs' totals instead
+//! (docs/performance.md, *Two threads*).
 
 use std::path::Path;
 use std::time::Instant;
@@ -17,7 +22,7 @@ use bevy_crowdfield::steer::AgentState;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else {
-        eprintln!("usage: crowd_steps SCENARIO [THREADS] [RUNS]");
+        eprintln!("usage: crowd_steps SCENARIO [THREADS] [RUNS] [GAP_US,...]");
         std::process::exit(2);
     };
     let number = |i: usize, default: usize| -> usize {
@@ -29,6 +34,18 @@ fn main() {
         })
     };
     let (threads, runs) = (number(1, 2).max(1), number(2, 3).max(1));
+    let gaps: Vec<u64> = match args.get(3) {
+        None => vec![0],
+        Some(list) => list
+            .split(',')
+            .map(|v| {
+                v.trim().parse().unwrap_or_else(|_| {
+                    eprintln!("not a gap in microseconds: {v}");
+                    std::process::exit(2)
+                })
+            })
+            .collect(),
+    };
     let scenario = match crowdfield_cli::load(Path::new(path)) {
         Ok(s) => s,
         Err(e) => {
@@ -51,7 +68,11 @@ fn main() {
         // Each step's time in every run, and the walkers it moved.
         let mut times: Vec<Vec<f64>> = Vec::new();
         let mut walkers: Vec<u64> = Vec::new();
+        // Each gap's runs' totals, agent-steps per second.
+        let mut totals: Vec<Vec<f64>> = vec![Vec::new(); gaps.len()];
         for run in 1..=runs {
+            let which = (run - 1) % gaps.len();
+            let gap = std::time::Duration::from_micros(gaps[which]);
             let mut crowd = start.clone();
             let (mut seconds, mut agent_steps) = (0.0, 0u64);
             for k in 0..5_000 {
@@ -61,6 +82,10 @@ fn main() {
                     .count();
                 if walking == 0 {
                     break;
+                }
+                let busy = Instant::now();
+                while busy.elapsed() < gap {
+                    std::hint::spin_loop();
                 }
                 let t = Instant::now();
                 crowd.step();
@@ -73,12 +98,27 @@ fn main() {
                 }
                 times[k].push(took);
             }
+            let speed = agent_steps as f64 / seconds.max(f64::MIN_POSITIVE);
+            totals[which].push(speed);
             println!(
-                "{}: run {run} of {runs}, {threads} threads, {} steps, {:.0} agent-steps/s",
+                "{}: run {run} of {runs}, {threads} threads, gap {} µs, {} steps, {speed:.0} agent-steps/s",
                 scenario.name,
+                gap.as_micros(),
                 crowd.step_count(),
-                agent_steps as f64 / seconds.max(f64::MIN_POSITIVE)
             );
+        }
+        if gaps.len() > 1 {
+            for (gap, speeds) in gaps.iter().zip(&mut totals) {
+                speeds.sort_by(f64::total_cmp);
+                if let Some(m) = speeds.get(speeds.len() / 2) {
+                    println!(
+                        "{}: gap {gap} µs, median of {} runs' totals, {m:.0} agent-steps/s",
+                        scenario.name,
+                        speeds.len()
+                    );
+                }
+            }
+            return;
         }
         let medians: f64 = times
             .iter_mut()
