@@ -1,8 +1,10 @@
 //! Side-by-side benchmark (issue 6): the same scenarios steered by crowdfield (through the real
 //! plugin), by ORCA (the `dodgy_2d` crate, RVO2's algorithm) and by a plain seek-the-gradient
-//! baseline, on the same thread pool.
+//! baseline, on the same thread pool; and by crowdfield's crowd once more, stepped by
+//! [`Crowd::step`] in the bench's own loop as ORCA and seek are ([`Steering::CrowdStep`]), so
+//! that the steering libraries are compared in the same host and the plugin's cost is seen apart.
 //!
-//! All three start from the agents the plugin registered (positions, radii, speeds, goal
+//! All of them start from the agents the plugin registered (positions, radii, speeds, goal
 //! queues) and take their preferred direction from the same harmonic global maps (with the same
 //! sub-goal stacks against flat regions), so the comparison is about local steering: ORCA turns
 //! the preferred velocity into a collision-avoiding one (neighbours within 5 m, at most 10,
@@ -12,12 +14,13 @@
 //! arrival radius of the goal region or on one of its cells).
 //!
 //! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
-//! (all phases), for ORCA and seek the preferred velocity, the neighbour query, the velocity
-//! computation and the move. The first step (global maps solved) is left out. The baselines
+//! (all phases), for [`Steering::CrowdStep`] `Crowd::step` and copying the positions out, for
+//! ORCA and seek the preferred velocity, the neighbour query, the velocity computation and the
+//! move. The first step (global maps solved) is left out. The baselines
 //! ignore goal time limits (no shipped scenario has any).
 //!
-//! A scenario's measurement areas and lines ([`crate::measure`]) are measured for all three
-//! steerings alike, outside the timed work: [`markdown`] lists them under the main table.
+//! A scenario's measurement areas and lines ([`crate::measure`]) are measured for every
+//! steering alike, outside the timed work: [`markdown`] lists them under the main table.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -25,7 +28,9 @@ use std::time::{Duration, Instant};
 use bevy::math::DVec2;
 use bevy_crowdfield::field::{CellKind, SubgoalStack};
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::{AgentGrid, ArrivalAction, Crowd, GoalId};
+use bevy_crowdfield::steer::{
+    AgentGrid, AgentId, AgentState as SteerAgentState, ArrivalAction, Crowd, GoalId,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -39,6 +44,10 @@ use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
 pub enum Steering {
     /// This project: per-agent BVP local maps through the plugin.
     Crowdfield,
+    /// The same crowd stepped by [`Crowd::step`] in the bench's loop, as ORCA and seek are:
+    /// crowdfield's steering without the Bevy app around it. Starts from the crowd the plugin
+    /// built after its first step, and walks every agent as the plugin does.
+    CrowdStep,
     /// ORCA (`dodgy_2d`).
     Orca,
     /// Walk the global map's descent, no avoidance.
@@ -89,8 +98,8 @@ pub struct BenchOptions {
     pub max_steps: u64,
     /// Threads of the pool every steering runs on.
     pub threads: usize,
-    /// Runs of each steering (at least one), taken in turn (crowdfield, ORCA, seek, crowdfield,
-    /// …) so that a slow spell of the machine falls on all three; the row's speed is their
+    /// Runs of each steering (at least one), taken in turn (crowdfield, its crowd alone,
+    /// ORCA, seek, crowdfield, …) so that a slow spell of the machine falls on all of them; the row's speed is their
     /// median.
     pub repeats: usize,
     /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; docs/performance.md, *Two
@@ -109,9 +118,10 @@ impl Default for BenchOptions {
     }
 }
 
-/// Runs `scenario` three ways, `options.repeats` times each. All three steerings are
-/// deterministic, so every run of one should move the agents the same way: a row shows its
-/// first run's measurements, the median speed, and whether the runs agreed.
+/// Runs `scenario` four ways (the plugin, [`Steering::CrowdStep`], ORCA, seek),
+/// `options.repeats` times each. Every steering is deterministic, so every run of one should
+/// move the agents the same way: a row shows its first run's measurements, the median speed,
+/// and whether the runs agreed.
 pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRow> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
@@ -127,7 +137,7 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
                 options.worker_spin,
             )];
             if let Some((crowd, period)) = &start {
-                for steering in [Steering::Orca, Steering::Seek] {
+                for steering in [Steering::CrowdStep, Steering::Orca, Steering::Seek] {
                     let mut sim = Baseline::new(crowd, *period, steering);
                     round.push(sim.run(scenario, options.max_steps));
                 }
@@ -187,7 +197,8 @@ impl BenchRow {
 /// `dir` (characters other than ASCII letters, digits and `-` become `-`; an unnamed area is
 /// `area<index>`; a name already written gets `-<index>` until it is new): the area's
 /// fundamental diagram for each steering, in the order of the rows (crowdfield dark blue, ORCA
-/// orange, seek green; see [`crate::plot_fundamental_diagram`]).
+/// orange, seek green; see [`crate::plot_fundamental_diagram`]), [`Steering::CrowdStep`] left out
+/// (it walks as the plugin does).
 /// Returns the files written.
 pub fn write_fundamental_diagrams(
     dir: &std::path::Path,
@@ -197,7 +208,11 @@ pub fn write_fundamental_diagrams(
     let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
     scenarios.dedup();
     for scenario in scenarios {
-        let of: Vec<&BenchRow> = rows.iter().filter(|r| r.scenario == scenario).collect();
+        // `CrowdStep` walks as the plugin's row does: drawn once.
+        let of: Vec<&BenchRow> = rows
+            .iter()
+            .filter(|r| r.scenario == scenario && r.steering != Steering::CrowdStep)
+            .collect();
         let Some(first) = of.first() else { continue };
         for (k, area) in first.areas.iter().enumerate() {
             let areas: Vec<AreaReport> =
@@ -292,11 +307,15 @@ struct Walker {
     legs: Vec<(DVec2, GoalId)>,
 }
 
-/// ORCA or seek over the crowd's agents and maps.
+/// ORCA, seek or [`Steering::CrowdStep`] over the crowd's agents and maps.
 struct Baseline<'a> {
     crowd: &'a Crowd,
     steering: Steering,
     walkers: Vec<Walker>,
+    /// Each walker's agent in `crowd`.
+    ids: Vec<AgentId>,
+    /// The crowd [`Steering::CrowdStep`] steps (a copy of `crowd`); `None` for the others.
+    stepping: Option<Crowd>,
     obstacles: Vec<(dodgy_2d::Obstacle, (DVec2, DVec2))>,
     period: f64,
 }
@@ -307,6 +326,7 @@ fn v2(p: DVec2) -> dodgy_2d::Vec2 {
 
 impl<'a> Baseline<'a> {
     fn new(crowd: &'a Crowd, period: f64, steering: Steering) -> Self {
+        let ids = crowd.agents().map(|(id, _)| id).collect();
         let walkers = crowd
             .agents()
             .map(|(_, a)| {
@@ -360,6 +380,8 @@ impl<'a> Baseline<'a> {
             crowd,
             steering,
             walkers,
+            ids,
+            stepping: (steering == Steering::CrowdStep).then(|| crowd.clone()),
             obstacles,
             period,
         }
@@ -435,6 +457,15 @@ impl<'a> Baseline<'a> {
 
     /// One step for every walker from the same snapshot, then arrivals.
     fn step(&mut self, step: u64) {
+        if let Some(stepping) = self.stepping.as_mut() {
+            // The plugin ran the crowd's first step: the bench's first step only takes its
+            // result over.
+            if step > 1 {
+                stepping.step();
+            }
+            follow(&mut self.walkers, &self.ids, stepping, step, self.period);
+            return;
+        }
         let crowd = self.crowd;
         let snapshot: Vec<(DVec2, DVec2, f64, bool)> = self
             .walkers
@@ -551,6 +582,35 @@ impl<'a> Baseline<'a> {
                 (shortest.is_finite() && shortest > 0.0).then(|| w.walked / shortest)
             })
             .collect()
+    }
+}
+
+/// Moves the walkers where the crowd's agents now stand after `step`: arrived when their agent
+/// arrived (gone when it left the crowd), with a new leg for each goal taken.
+fn follow(walkers: &mut [Walker], ids: &[AgentId], crowd: &Crowd, step: u64, period: f64) {
+    for (w, id) in walkers.iter_mut().zip(ids) {
+        if w.arrived.is_some() {
+            continue;
+        }
+        let Some(agent) = crowd.agent(*id) else {
+            // Agents leave the crowd only on arriving.
+            w.arrived = Some(step);
+            w.gone = true;
+            w.velocity = DVec2::ZERO;
+            continue;
+        };
+        let next = agent.position();
+        w.walked += (next - w.position).length();
+        w.velocity = (next - w.position) / period;
+        w.position = next;
+        while w.goal_index < agent.goal_index() && w.goal_index + 1 < w.goals.len() {
+            w.goal_index += 1;
+            w.legs.push((next, w.goals[w.goal_index]));
+        }
+        if agent.state() == SteerAgentState::Arrived {
+            w.arrived = Some(step);
+            w.velocity = DVec2::ZERO;
+        }
     }
 }
 

@@ -42,9 +42,10 @@ enum Command {
         /// A `.scenario.ron` or `.scenario.json` file.
         scenario: PathBuf,
     },
-    /// Steer the same scenarios with crowdfield, ORCA (dodgy_2d) and a seek baseline; write
-    /// bench.md, bench.json and, for scenarios with measurement areas, each area's fundamental
-    /// diagram for the three steerings.
+    /// Steer the same scenarios with crowdfield (through the plugin, and its crowd alone in the
+    /// bench's loop), ORCA (dodgy_2d) and a seek baseline; write bench.md, bench.json and, for
+    /// scenarios with measurement areas, each area's fundamental diagram for crowdfield, ORCA
+    /// and seek.
     Bench {
         /// Scenario files (default: the shipped comparison set).
         scenarios: Vec<PathBuf>,

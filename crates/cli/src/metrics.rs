@@ -91,9 +91,9 @@ pub struct Metrics {
 
 #[derive(Debug, Clone, Default)]
 struct Track {
-    last: Option<Vec2>,
-    /// The last position in full precision.
+    /// The last position observed.
     last_exact: Option<DVec2>,
+    /// Length walked since the start position (the first step included).
     walked: f64,
     arrived_at: Option<u64>,
     rejected: bool,
@@ -224,10 +224,7 @@ impl Recorder {
                 }
                 track.goal_index = Some(agent.goal_index());
             }
-            if let Some(last) = track.last {
-                track.walked += last.distance(at) as f64;
-            }
-            track.last = Some(at);
+            track.walked += (p - previous).length();
             track.last_exact = Some(p);
             discs.push((p, agent.params().radius));
             observed.push(Observed {

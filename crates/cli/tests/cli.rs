@@ -323,10 +323,11 @@ fn check_measurements(name: &str, m: &crowdfield_cli::Metrics) {
     }
 }
 
-/// The side-by-side bench steers one scenario three ways from the same start: crowdfield
-/// without overlaps, ORCA and seek with finite measurements and the same agents.
+/// The side-by-side bench steers one scenario four ways from the same start: crowdfield
+/// without overlaps, its crowd alone walking as the plugin does, ORCA and seek with finite
+/// measurements and the same agents.
 #[test]
-fn the_bench_steers_a_scenario_three_ways() {
+fn the_bench_steers_a_scenario_four_ways() {
     let mut s = load(&scenario("crossing")).unwrap();
     // The west group's twelve walk east over x = 20 (a line drawn southwards: east is forward);
     // both groups cross the middle.
@@ -349,13 +350,50 @@ fn the_bench_steers_a_scenario_three_ways() {
         ..Default::default()
     };
     let rows = crowdfield_cli::bench::bench_scenario(&s, options);
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     let steerings: Vec<_> = rows.iter().map(|r| r.steering).collect();
-    use crowdfield_cli::bench::Steering;
+    use crowdfield_cli::bench::{BenchRow, Steering};
     assert_eq!(
         steerings,
-        [Steering::Crowdfield, Steering::Orca, Steering::Seek]
+        [
+            Steering::Crowdfield,
+            Steering::CrowdStep,
+            Steering::Orca,
+            Steering::Seek
+        ]
     );
+    // The crowd stepped in the bench's loop walks every agent as the plugin does, measured by
+    // the bench's own code: the same steps, arrivals, overlaps and crossings, the same densities
+    // (up to the order of float sums) and the same path lengths (the plugin's run counts the
+    // first step's too).
+    let (plugin, crowd) = (&rows[0], &rows[1]);
+    let walk = |r: &BenchRow| {
+        (
+            r.agents,
+            r.steps,
+            r.arrival_fraction,
+            r.agent_overlaps,
+            r.wall_overlaps,
+            r.lines
+                .iter()
+                .map(|l| (l.forward, l.backward))
+                .collect::<Vec<_>>(),
+            r.areas.iter().map(|a| a.occupied_steps).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(walk(plugin), walk(crowd));
+    for (a, b) in plugin.areas.iter().zip(&crowd.areas) {
+        assert!(
+            (a.voronoi_density_mean - b.voronoi_density_mean).abs() < 1e-9
+                && (a.voronoi_speed_mean_m_s - b.voronoi_speed_mean_m_s).abs() < 1e-9,
+            "{a:?} against {b:?}"
+        );
+    }
+    let (a, b) = (
+        plugin.path_length_ratio.unwrap(),
+        crowd.path_length_ratio.unwrap(),
+    );
+    assert!((a - b).abs() < 1e-4, "{a} against {b}");
     for r in &rows {
         assert_eq!(r.agents, 24, "{r:?}");
         assert!(r.agent_steps_per_s > 0.0, "{r:?}");
@@ -382,12 +420,12 @@ fn the_bench_steers_a_scenario_three_ways() {
     }
     assert_eq!((rows[0].agent_overlaps, rows[0].wall_overlaps), (0, 0));
     // Walking the descent with no avoidance makes the two groups run into each other.
-    assert!(rows[2].agent_overlaps > 0, "{:?}", rows[2]);
+    assert!(rows[3].agent_overlaps > 0, "{:?}", rows[3]);
     let table = crowdfield_cli::bench::markdown(&rows);
     // The main table, then a blank line and the measurements: an area and a line per steering.
-    assert_eq!(table.lines().count(), 2 + 3 + 1 + 2 + 6, "{table}");
-    assert_eq!(table.matches("| east (line) |").count(), 3, "{table}");
-    // One diagram per area, the three steerings in it.
+    assert_eq!(table.lines().count(), 2 + 4 + 1 + 2 + 8, "{table}");
+    assert_eq!(table.matches("| east (line) |").count(), 4, "{table}");
+    // One diagram per area, the plugin, ORCA and seek in it.
     let dir = scratch("bench_diagrams");
     let drawn = crowdfield_cli::bench::write_fundamental_diagrams(&dir, &rows).unwrap();
     assert_eq!(drawn, [dir.join("crossing-middle.png")]);
