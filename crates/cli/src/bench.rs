@@ -16,8 +16,9 @@
 //! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
 //! (all phases), for [`Steering::CrowdStep`] `Crowd::step` and copying the positions out, for
 //! ORCA and seek the preferred velocity, the neighbour query, the velocity computation and the
-//! move. The first step (global maps solved) is left out. The baselines
-//! ignore goal time limits (no shipped scenario has any).
+//! move. The first step (global maps solved) is left out. ORCA and seek
+//! ignore goal time limits (no shipped scenario has any); `CrowdStep` keeps them, as the plugin
+//! does.
 //!
 //! A scenario's measurement areas and lines ([`crate::measure`]) are measured for every
 //! steering alike, outside the timed work: [`markdown`] lists them under the main table.
@@ -29,7 +30,7 @@ use bevy::math::DVec2;
 use bevy_crowdfield::field::{CellKind, SubgoalStack};
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::steer::{
-    AgentGrid, AgentId, AgentState as SteerAgentState, ArrivalAction, Crowd, GoalId,
+    AgentGrid, AgentId, AgentState as SteerAgentState, ArrivalAction, Crowd, GoalId, StepReport,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -300,6 +301,9 @@ struct Walker {
     leaves: bool,
     /// `None` while walking; the step it arrived at after.
     arrived: Option<u64>,
+    /// Gave up its last goal when the goal's time limit ran out ([`Steering::CrowdStep`] only:
+    /// ORCA and seek ignore time limits).
+    gave_up: bool,
     gone: bool,
     subgoals: SubgoalStack,
     walked: f64,
@@ -341,6 +345,7 @@ impl<'a> Baseline<'a> {
                     arrival_radius: p.arrival_radius,
                     leaves: p.on_arrival == ArrivalAction::Despawn,
                     arrived: p.goals.is_empty().then_some(0),
+                    gave_up: false,
                     gone: false,
                     subgoals: SubgoalStack::new(),
                     walked: 0.0,
@@ -394,7 +399,11 @@ impl<'a> Baseline<'a> {
         let (mut overlaps, mut overlap_max, mut wall_overlaps) = (0usize, 0.0f64, 0usize);
         let mut steps = 0;
         for step in 1..=max_steps {
-            let walking = self.walkers.iter().filter(|w| w.arrived.is_none()).count();
+            let walking = self
+                .walkers
+                .iter()
+                .filter(|w| w.arrived.is_none() && !w.gave_up)
+                .count();
             if walking == 0 {
                 break;
             }
@@ -460,10 +469,15 @@ impl<'a> Baseline<'a> {
         if let Some(stepping) = self.stepping.as_mut() {
             // The plugin ran the crowd's first step: the bench's first step only takes its
             // result over.
-            if step > 1 {
-                stepping.step();
-            }
-            follow(&mut self.walkers, &self.ids, stepping, step, self.period);
+            let report = (step > 1).then(|| stepping.step());
+            follow(
+                &mut self.walkers,
+                &self.ids,
+                stepping,
+                report.as_ref(),
+                step,
+                self.period,
+            );
             return;
         }
         let crowd = self.crowd;
@@ -585,30 +599,42 @@ impl<'a> Baseline<'a> {
     }
 }
 
-/// Moves the walkers where the crowd's agents now stand after `step`: arrived when their agent
-/// arrived (gone when it left the crowd), with a new leg for each goal taken.
-fn follow(walkers: &mut [Walker], ids: &[AgentId], crowd: &Crowd, step: u64, period: f64) {
+/// Moves the walkers where the crowd's agents now stand after `step` (`report` its report;
+/// `None` for the plugin's first step), with a new leg for each goal taken. A walker whose agent
+/// ended its last goal (and stopped, or left the crowd) arrived if the report says it reached
+/// it, and otherwise gave up (its time limit ran out); after the plugin's first step, whose
+/// report the bench does not see, an ended goal counts as reached.
+fn follow(
+    walkers: &mut [Walker],
+    ids: &[AgentId],
+    crowd: &Crowd,
+    report: Option<&StepReport>,
+    step: u64,
+    period: f64,
+) {
     for (w, id) in walkers.iter_mut().zip(ids) {
-        if w.arrived.is_some() {
+        if w.arrived.is_some() || w.gave_up {
             continue;
         }
-        let Some(agent) = crowd.agent(*id) else {
-            // Agents leave the crowd only on arriving.
-            w.arrived = Some(step);
-            w.gone = true;
-            w.velocity = DVec2::ZERO;
-            continue;
-        };
-        let next = agent.position();
-        w.walked += (next - w.position).length();
-        w.velocity = (next - w.position) / period;
-        w.position = next;
-        while w.goal_index < agent.goal_index() && w.goal_index + 1 < w.goals.len() {
-            w.goal_index += 1;
-            w.legs.push((next, w.goals[w.goal_index]));
+        let agent = crowd.agent(*id);
+        if let Some(agent) = agent {
+            let next = agent.position();
+            w.walked += (next - w.position).length();
+            w.velocity = (next - w.position) / period;
+            w.position = next;
+            while w.goal_index < agent.goal_index() && w.goal_index + 1 < w.goals.len() {
+                w.goal_index += 1;
+                w.legs.push((next, w.goals[w.goal_index]));
+            }
         }
-        if agent.state() == SteerAgentState::Arrived {
-            w.arrived = Some(step);
+        // Agents leave the crowd only when their last goal ends.
+        if agent.is_none_or(|a| a.state() == SteerAgentState::Arrived) {
+            if report.is_none_or(|r| r.arrived.contains(id)) {
+                w.arrived = Some(step);
+            } else {
+                w.gave_up = true;
+            }
+            w.gone = agent.is_none();
             w.velocity = DVec2::ZERO;
         }
     }

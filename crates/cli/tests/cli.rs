@@ -483,7 +483,7 @@ fn the_documented_json_example_is_a_valid_scenario() {
 }
 
 /// A walker whose only target has a time limit too short to reach it is counted as timed out,
-/// not arrived, and the run ends once nobody walks any more.
+/// not arrived, and the run ends once nobody walks any more, in `run` and in the bench.
 #[test]
 fn a_timed_out_walker_is_not_counted_as_arrived() {
     let s = bevy_crowdfield::Scenario::from_ron(
@@ -502,6 +502,24 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
     assert_eq!((m.arrived, m.timed_out), (1, 1), "{m:?}");
     assert_eq!(m.arrival_fraction, 0.5);
     assert!(m.steps < 500, "{m:?}");
+    // The bench's `CrowdStep` keeps the time limit as the plugin does (ORCA and seek ignore
+    // it, and bring the first walker home).
+    let rows = crowdfield_cli::bench::bench_scenario(
+        &s,
+        crowdfield_cli::bench::BenchOptions {
+            max_steps: 500,
+            threads: 1,
+            repeats: 1,
+            ..Default::default()
+        },
+    );
+    let fractions: Vec<(f64, u64)> = rows
+        .iter()
+        .map(|r| (r.arrival_fraction, r.steps))
+        .collect();
+    assert_eq!(fractions[0], (0.5, m.steps), "{rows:?}");
+    assert_eq!(fractions[1], (0.5, m.steps), "{rows:?}");
+    assert_eq!(fractions[2].0, 1.0, "{rows:?}");
 }
 
 /// A SteerSuite test case converts into a scenario that runs: two walkers swap ends of a
