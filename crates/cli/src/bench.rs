@@ -707,7 +707,9 @@ fn index(walkers: &[(DVec2, DVec2, f64, bool)], cell: f64) -> AgentGrid {
 }
 
 /// The rows as a Markdown table; the speed is the median of the runs, with their range when
-/// there were several, and the steps say when the runs did not walk alike.
+/// there were several, and the steps say when the runs did not walk alike. Then, for every
+/// scenario with ORCA and crowdfield rows, ORCA's speed over crowdfield's ([`speed_ratios`]),
+/// and the measurement areas and lines.
 pub fn markdown(rows: &[BenchRow]) -> String {
     let mut out = String::from(
         "| scenario | steering | agents | steps | agent-steps/s (range) | arrived | agent overlaps (max m) | wall overlaps | path ratio |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -738,6 +740,33 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             r.path_length_ratio
                 .map_or("–".to_string(), |v| format!("{v:.2}")),
         ));
+    }
+    let ratios = speed_ratios(rows);
+    if !ratios.is_empty() {
+        out.push_str(
+            "\n| scenario | ORCA over crowdfield (rounds) | ORCA over CrowdStep (rounds) | crowdfield at least ORCA's speed |\n|---|---|---|---|\n",
+        );
+        let cell = |r: Option<SpeedRatio>| {
+            r.map_or("–".to_string(), |r| {
+                if r.rounds.0 == r.rounds.1 {
+                    format!("{:.2}", r.median)
+                } else {
+                    format!("{:.2} ({:.2}–{:.2})", r.median, r.rounds.0, r.rounds.1)
+                }
+            })
+        };
+        for (scenario, plugin, crowd) in ratios {
+            out.push_str(&format!(
+                "| {scenario} | {} | {} | {} |\n",
+                cell(plugin),
+                cell(crowd),
+                match plugin {
+                    Some(r) if r.median <= 1.0 => "yes",
+                    Some(_) => "no",
+                    None => "–",
+                }
+            ));
+        }
     }
     if rows
         .iter()
@@ -772,6 +801,64 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         }
     }
     out
+}
+
+/// ORCA's agent-steps per second over another steering's in one scenario: the ratio of the
+/// medians, and the lowest and highest ratio of one round's runs (the k-th run of each).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpeedRatio {
+    /// ORCA's median over the other's: at most 1 where the other is at least as fast.
+    pub median: f64,
+    /// The lowest and the highest ratio over the rounds (the median's, where the rows keep no
+    /// runs).
+    pub rounds: (f64, f64),
+}
+
+/// For every scenario of `rows` with an ORCA row, in their order: ORCA's speed over
+/// crowdfield's through the plugin and over [`Steering::CrowdStep`]'s (`None` where that row,
+/// or a speed, is missing). Crowdfield meets the speed goal in a scenario where the
+/// first is at most 1.
+pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Option<SpeedRatio>)> {
+    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
+    scenarios.dedup();
+    let find = |scenario: &str, steering: Steering| {
+        rows.iter()
+            .find(|r| r.scenario == scenario && r.steering == steering)
+    };
+    scenarios
+        .into_iter()
+        .filter_map(|scenario| {
+            let orca = find(scenario, Steering::Orca)?;
+            let over = |steering: Steering| {
+                let other = find(scenario, steering)?;
+                let median = orca.agent_steps_per_s / other.agent_steps_per_s;
+                let per_round: Vec<f64> = orca
+                    .runs_agent_steps_per_s
+                    .iter()
+                    .zip(&other.runs_agent_steps_per_s)
+                    .map(|(o, c)| o / c)
+                    .filter(|r| r.is_finite())
+                    .collect();
+                let (lo, hi) = if per_round.is_empty() {
+                    (median, median)
+                } else {
+                    (
+                        per_round.iter().copied().fold(f64::INFINITY, f64::min),
+                        per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    )
+                };
+                median.is_finite().then_some(SpeedRatio {
+                    median,
+                    rounds: (lo, hi),
+                })
+            };
+            Some((
+                scenario.to_string(),
+                over(Steering::Crowdfield),
+                over(Steering::CrowdStep),
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -422,9 +422,41 @@ fn the_bench_steers_a_scenario_four_ways() {
     // Walking the descent with no avoidance makes the two groups run into each other.
     assert!(rows[3].agent_overlaps > 0, "{:?}", rows[3]);
     let table = crowdfield_cli::bench::markdown(&rows);
-    // The main table, then a blank line and the measurements: an area and a line per steering.
-    assert_eq!(table.lines().count(), 2 + 4 + 1 + 2 + 8, "{table}");
+    // The main table, ORCA's speed over crowdfield's, then a blank line and the measurements:
+    // an area and a line per steering.
+    assert_eq!(table.lines().count(), 2 + 4 + 1 + 2 + 1 + 1 + 2 + 8, "{table}");
     assert_eq!(table.matches("| east (line) |").count(), 4, "{table}");
+    let ratios = crowdfield_cli::bench::speed_ratios(&rows);
+    let (name, plugin, crowd) = &ratios[0];
+    assert_eq!((ratios.len(), name.as_str()), (1, "crossing"));
+    let (plugin, crowd) = (plugin.unwrap(), crowd.unwrap());
+    assert_eq!(
+        plugin.median,
+        rows[2].agent_steps_per_s / rows[0].agent_steps_per_s
+    );
+    assert_eq!(
+        crowd.median,
+        rows[2].agent_steps_per_s / rows[1].agent_steps_per_s
+    );
+    // Two rounds: the ratio of each round's runs, the lower first.
+    let round = |k: usize, of: usize| {
+        rows[2].runs_agent_steps_per_s[k] / rows[of].runs_agent_steps_per_s[k]
+    };
+    assert_eq!(plugin.rounds.0, round(0, 0).min(round(1, 0)));
+    assert_eq!(plugin.rounds.1, round(0, 0).max(round(1, 0)));
+    let verdict = if plugin.median <= 1.0 { "yes" } else { "no" };
+    assert!(
+        table.contains(&format!(
+            "| crossing | {:.2} ({:.2}–{:.2}) | {:.2} ({:.2}–{:.2}) | {verdict} |",
+            plugin.median,
+            plugin.rounds.0,
+            plugin.rounds.1,
+            crowd.median,
+            crowd.rounds.0,
+            crowd.rounds.1
+        )),
+        "{table}"
+    );
     // One diagram per area, the plugin, ORCA and seek in it.
     let dir = scratch("bench_diagrams");
     let drawn = crowdfield_cli::bench::write_fundamental_diagrams(&dir, &rows).unwrap();
@@ -513,10 +545,7 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
             ..Default::default()
         },
     );
-    let fractions: Vec<(f64, u64)> = rows
-        .iter()
-        .map(|r| (r.arrival_fraction, r.steps))
-        .collect();
+    let fractions: Vec<(f64, u64)> = rows.iter().map(|r| (r.arrival_fraction, r.steps)).collect();
     assert_eq!(fractions[0], (0.5, m.steps), "{rows:?}");
     assert_eq!(fractions[1], (0.5, m.steps), "{rows:?}");
     assert_eq!(fractions[2].0, 1.0, "{rows:?}");
