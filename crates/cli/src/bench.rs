@@ -16,9 +16,8 @@
 //! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
 //! (all phases), for [`Steering::CrowdStep`] `Crowd::step` and copying the positions out, for
 //! ORCA and seek the preferred velocity, the neighbour query, the velocity computation and the
-//! move. The first step (global maps solved) is left out. ORCA and seek
-//! ignore goal time limits (no shipped scenario has any); `CrowdStep` keeps them, as the plugin
-//! does.
+//! move. The first step (global maps solved) is left out. ORCA and seek ignore goal time limits
+//! (no shipped scenario has any); `CrowdStep` keeps them, as the plugin does.
 //!
 //! A scenario's measurement areas and lines ([`crate::measure`]) are measured for every
 //! steering alike, outside the timed work: [`markdown`] lists them under the main table.
@@ -99,9 +98,9 @@ pub struct BenchOptions {
     pub max_steps: u64,
     /// Threads of the pool every steering runs on.
     pub threads: usize,
-    /// Runs of each steering (at least one), taken in turn (crowdfield, its crowd alone,
-    /// ORCA, seek, crowdfield, …) so that a slow spell of the machine falls on all of them; the row's speed is their
-    /// median.
+    /// Runs of each steering (at least one), taken in turn (crowdfield, its crowd alone, ORCA,
+    /// seek, crowdfield, …) so that a slow spell of the machine falls on all of them; the row's
+    /// speed is their median.
     pub repeats: usize,
     /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; docs/performance.md, *Two
     /// threads*, says what it did to ORCA's runs after it on our VM).

@@ -424,7 +424,11 @@ fn the_bench_steers_a_scenario_four_ways() {
     let table = crowdfield_cli::bench::markdown(&rows);
     // The main table, ORCA's speed over crowdfield's, then a blank line and the measurements:
     // an area and a line per steering.
-    assert_eq!(table.lines().count(), 2 + 4 + 1 + 2 + 1 + 1 + 2 + 8, "{table}");
+    assert_eq!(
+        table.lines().count(),
+        2 + 4 + 1 + 2 + 1 + 1 + 2 + 8,
+        "{table}"
+    );
     assert_eq!(table.matches("| east (line) |").count(), 4, "{table}");
     let ratios = crowdfield_cli::bench::speed_ratios(&rows);
     let (name, plugin, crowd) = &ratios[0];
