@@ -43,9 +43,9 @@ enum Command {
         scenario: PathBuf,
     },
     /// Steer the same scenarios with crowdfield (through the plugin, and its crowd alone in the
-    /// bench's loop), ORCA (dodgy_2d) and a seek baseline; write bench.md, bench.json and, for
-    /// scenarios with measurement areas, each area's fundamental diagram for crowdfield, ORCA
-    /// and seek.
+    /// bench's loop), ORCA (dodgy_2d) and a seek baseline; write bench.md (the rows, ORCA's speed
+    /// over crowdfield's, the measurements), bench.json (the rows) and, for scenarios with
+    /// measurement areas, each area's fundamental diagram for crowdfield, ORCA and seek.
     Bench {
         /// Scenario files (default: the shipped comparison set).
         scenarios: Vec<PathBuf>,
