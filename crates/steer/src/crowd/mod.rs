@@ -680,6 +680,16 @@ impl Crowd {
             &Bias::HARMONIC,
             self.settings.global_tolerance,
         )?;
+        self.push_goal(shape, map, None)
+    }
+
+    /// Adds a goal over `shape` with its global `map` (and, for a search, its state).
+    fn push_goal(
+        &mut self,
+        shape: Shape,
+        map: Field<f64>,
+        search: Option<Box<Search>>,
+    ) -> Result<GoalId, SteerError> {
         let centre = shape_centre(&shape);
         let bounds = shape.bounds()?;
         self.goals.push(Goal {
@@ -690,7 +700,7 @@ impl Crowd {
             pending: None,
             revision: next_map_revision(),
             subgoals: SubgoalCache::new(),
-            search: None,
+            search,
         });
         Ok(GoalId(self.goals.len() as u32 - 1))
     }
@@ -723,19 +733,7 @@ impl Crowd {
         let search = Search::new(settings, truth, cells);
         let mut map = Field::<f64>::new(self.geometry, settings.unknown_value);
         search.initial_map(&mut map);
-        let centre = shape_centre(&target);
-        let bounds = target.bounds()?;
-        self.goals.push(Goal {
-            shape: target,
-            centre,
-            bounds,
-            map,
-            pending: None,
-            revision: next_map_revision(),
-            subgoals: SubgoalCache::new(),
-            search: Some(Box::new(search)),
-        });
-        Ok(GoalId(self.goals.len() as u32 - 1))
+        self.push_goal(target, map, Some(Box::new(search)))
     }
 
     /// Searches: every agent heading for one senses and relaxes around itself, in id order; a
