@@ -814,8 +814,9 @@ pub struct SpeedRatio {
 }
 
 /// For every scenario of `rows` with an ORCA row, in their order: ORCA's speed over
-/// crowdfield's through the plugin and over [`Steering::CrowdStep`]'s (`None` where that row,
-/// or a speed, is missing). Crowdfield meets the speed goal in a scenario where the
+/// crowdfield's through the plugin and over [`Steering::CrowdStep`]'s (`None` where that row is
+/// missing or either speed is zero or not finite; rounds with such a speed are left out of the
+/// range). Crowdfield meets the speed goal in a scenario where the
 /// first is at most 1.
 pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Option<SpeedRatio>)> {
     let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
@@ -828,15 +829,20 @@ pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Optio
         .into_iter()
         .filter_map(|scenario| {
             let orca = find(scenario, Steering::Orca)?;
+            // A speed of zero (a run that timed no step: everyone arrived in the first) or one
+            // not finite compares with nothing.
+            let ratio = |o: f64, c: f64| {
+                let r = o / c;
+                (r.is_finite() && r > 0.0).then_some(r)
+            };
             let over = |steering: Steering| {
                 let other = find(scenario, steering)?;
-                let median = orca.agent_steps_per_s / other.agent_steps_per_s;
+                let median = ratio(orca.agent_steps_per_s, other.agent_steps_per_s)?;
                 let per_round: Vec<f64> = orca
                     .runs_agent_steps_per_s
                     .iter()
                     .zip(&other.runs_agent_steps_per_s)
-                    .map(|(o, c)| o / c)
-                    .filter(|r| r.is_finite())
+                    .filter_map(|(o, c)| ratio(*o, *c))
                     .collect();
                 let (lo, hi) = if per_round.is_empty() {
                     (median, median)
@@ -846,7 +852,7 @@ pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Optio
                         per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                     )
                 };
-                median.is_finite().then_some(SpeedRatio {
+                Some(SpeedRatio {
                     median,
                     rounds: (lo, hi),
                 })
@@ -952,6 +958,54 @@ mod tests {
             areas,
             lines: Vec::new(),
         }
+    }
+
+    /// ORCA's speed over the others' per scenario; a zero or non-finite speed (a run that timed
+    /// no step) gives no ratio and no verdict, instead of "met".
+    #[test]
+    fn speed_ratios_leave_out_speeds_that_compare_with_nothing() {
+        let row = |scenario: &str, steering: Steering, runs: Vec<f64>| BenchRow {
+            scenario: scenario.into(),
+            agent_steps_per_s: runs[runs.len() / 2],
+            runs_agent_steps_per_s: runs,
+            ..row_with_areas(steering, Vec::new())
+        };
+        let rows = [
+            row("a", Steering::Crowdfield, vec![100.0, 200.0, 400.0]),
+            // A round that timed nothing is left out of the range.
+            row("a", Steering::CrowdStep, vec![0.0, 150.0, 400.0]),
+            row("a", Steering::Orca, vec![300.0, 300.0, 300.0]),
+            // ORCA timed no step here: no ratio, whatever crowdfield did.
+            row("b", Steering::Crowdfield, vec![100.0]),
+            row("b", Steering::Orca, vec![0.0]),
+            // No ORCA row: no line.
+            row("c", Steering::Crowdfield, vec![f64::NAN]),
+        ];
+        let ratios = speed_ratios(&rows);
+        assert_eq!(ratios.len(), 2);
+        let (name, plugin, crowd) = &ratios[0];
+        assert_eq!(name, "a");
+        assert_eq!(
+            *plugin,
+            Some(SpeedRatio {
+                median: 1.5,
+                rounds: (0.75, 3.0)
+            })
+        );
+        assert_eq!(
+            *crowd,
+            Some(SpeedRatio {
+                median: 2.0,
+                rounds: (0.75, 2.0)
+            })
+        );
+        assert_eq!(ratios[1], ("b".to_string(), None, None));
+        let table = markdown(&rows);
+        assert!(
+            table.contains("| a | 1.50 (0.75–3.00) | 2.00 (0.75–2.00) | no |"),
+            "{table}"
+        );
+        assert!(table.contains("| b | – | – | – |"), "{table}");
     }
 
     /// A `|` in a measurement's name does not split the Markdown table's cell.
