@@ -23,6 +23,7 @@
 //! steering alike, outside the timed work: [`markdown`] lists them under the main table.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bevy::math::DVec2;
@@ -35,7 +36,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::measure::{AreaReport, LineReport, Measurer, Observed};
-use crate::metrics::geodesic_distances;
+use crate::metrics::geodesic_fields;
 use crate::plot::outlines;
 use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
 
@@ -129,6 +130,12 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
         .expect("a thread pool");
     pool.install(|| {
         let start = crate::initial_crowd(scenario);
+        // The shortest paths to every goal the agents head for, for the path ratios of every
+        // baseline run (they all start from this crowd).
+        let geodesics = start.as_ref().map(|(crowd, _)| {
+            let goals = crowd.agents().flat_map(|(_, a)| a.params().goals.clone());
+            geodesic_fields(crowd, goals.collect::<Vec<_>>())
+        });
         let mut runs: Vec<Vec<BenchRow>> = Vec::new();
         for _ in 0..options.repeats.max(1) {
             let mut round = vec![crowdfield_row(
@@ -136,9 +143,9 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
                 options.max_steps,
                 options.worker_spin,
             )];
-            if let Some((crowd, period)) = &start {
+            if let (Some((crowd, period)), Some(geodesics)) = (&start, &geodesics) {
                 for steering in [Steering::CrowdStep, Steering::Orca, Steering::Seek] {
-                    let mut sim = Baseline::new(crowd, *period, steering);
+                    let mut sim = Baseline::new(crowd, geodesics, *period, steering);
                     round.push(sim.run(scenario, options.max_steps));
                 }
             }
@@ -319,6 +326,8 @@ struct Baseline<'a> {
     ids: Vec<AgentId>,
     /// The crowd [`Steering::CrowdStep`] steps (a copy of `crowd`); `None` for the others.
     stepping: Option<Crowd>,
+    /// Shortest-path distance fields of the walkers' goals, by goal.
+    geodesics: &'a HashMap<GoalId, Vec<f64>>,
     obstacles: Vec<(dodgy_2d::Obstacle, (DVec2, DVec2))>,
     period: f64,
 }
@@ -328,7 +337,12 @@ fn v2(p: DVec2) -> dodgy_2d::Vec2 {
 }
 
 impl<'a> Baseline<'a> {
-    fn new(crowd: &'a Crowd, period: f64, steering: Steering) -> Self {
+    fn new(
+        crowd: &'a Crowd,
+        geodesics: &'a HashMap<GoalId, Vec<f64>>,
+        period: f64,
+        steering: Steering,
+    ) -> Self {
         let ids = crowd.agents().map(|(id, _)| id).collect();
         let walkers = crowd
             .agents()
@@ -386,6 +400,7 @@ impl<'a> Baseline<'a> {
             walkers,
             ids,
             stepping: (steering == Steering::CrowdStep).then(|| crowd.clone()),
+            geodesics,
             obstacles,
             period,
         }
@@ -574,7 +589,6 @@ impl<'a> Baseline<'a> {
     }
 
     fn path_ratios(&self) -> Vec<f64> {
-        let mut fields = std::collections::HashMap::new();
         self.walkers
             .iter()
             .filter(|w| w.arrived.is_some() && !w.legs.is_empty())
@@ -582,9 +596,7 @@ impl<'a> Baseline<'a> {
                 let mut shortest = 0.0;
                 for (start, goal) in &w.legs {
                     let map = self.crowd.goal(*goal)?.map();
-                    let d = fields
-                        .entry(*goal)
-                        .or_insert_with(|| geodesic_distances(map));
+                    let d = self.geodesics.get(goal)?;
                     let g = map.geometry();
                     let c = g.world_to_cell(*start);
                     if !g.contains_cell(c) {
