@@ -366,6 +366,15 @@ fn register_agents(
     // Registration order decides crowd ids and so the commit order: make it independent of
     // query order.
     fresh.sort_by_key(|(e, _)| *e);
+    // New goals first, their maps solved together, in the order registration meets them;
+    // agents whose time limits are rejected add none, as registration would not reach them.
+    let lists: Vec<&AgentGoals> = fresh
+        .iter()
+        .filter_map(|(entity, _)| agents.get(*entity).ok())
+        .map(|(_, _, goals, ..)| goals.into_inner())
+        .filter(|goals| crate::world::check_time_limits(goals).is_ok())
+        .collect();
+    world.add_new_goals(lists, settings.point_goal_radius);
     for (entity, at) in fresh {
         let Ok((_, _, goals, style, mut state, mut plan, mut velocity)) = agents.get_mut(entity)
         else {

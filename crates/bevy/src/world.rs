@@ -162,6 +162,36 @@ impl CrowdWorld {
             .collect()
     }
 
+    /// Adds the goals that `lists` name and the crowd does not have yet, solving their global
+    /// maps together ([`Crowd::add_goals`], in parallel), so that registering many agents with
+    /// goals of their own does not solve the maps one after the other. Shapes the crowd
+    /// rejects are left out, for registration to meet and report.
+    pub(crate) fn add_new_goals<'a>(
+        &mut self,
+        lists: impl IntoIterator<Item = &'a AgentGoals>,
+        point_radius: f64,
+    ) {
+        let crowd = self.crowd.as_mut().expect("built before registration");
+        let mut keys = Vec::new();
+        let mut shapes = Vec::new();
+        for target in lists.into_iter().flat_map(|goals| &goals.targets) {
+            let shape = target.shape(point_radius);
+            let key = format!("{shape:?}");
+            if !self.goals.contains_key(&key) && !keys.contains(&key) {
+                keys.push(key);
+                shapes.push(shape);
+            }
+        }
+        if shapes.len() < 2 {
+            return;
+        }
+        for (key, added) in keys.into_iter().zip(crowd.add_goals(shapes)) {
+            if let Ok(id) = added {
+                self.goals.insert(key, id);
+            }
+        }
+    }
+
     /// Registers an agent entity; on error nothing is kept.
     pub(crate) fn register(
         &mut self,
@@ -171,15 +201,7 @@ impl CrowdWorld {
         style: &AgentStyle,
         settings: &CrowdfieldSettings,
     ) -> Result<AgentId, SteerError> {
-        for &t in goals.time_limits.iter().flatten() {
-            if !t.is_finite() {
-                let what = "time limit";
-                return Err(crowdfield_field::FieldError::NonFinite { what, value: t }.into());
-            }
-            if t < 0.0 {
-                return Err(crowdfield_field::FieldError::BadExtent(t).into());
-            }
-        }
+        check_time_limits(goals)?;
         let goal_ids = self.resolve_goals(goals, settings.point_goal_radius)?;
         let params = agent_params(position, goal_ids, goals, style, settings);
         let crowd = self.crowd.as_mut().expect("built before registration");
@@ -209,6 +231,20 @@ impl CrowdWorld {
             }
         }
     }
+}
+
+/// Time limits must be finite and not negative.
+pub(crate) fn check_time_limits(goals: &AgentGoals) -> Result<(), SteerError> {
+    for &t in goals.time_limits.iter().flatten() {
+        if !t.is_finite() {
+            let what = "time limit";
+            return Err(crowdfield_field::FieldError::NonFinite { what, value: t }.into());
+        }
+        if t < 0.0 {
+            return Err(crowdfield_field::FieldError::BadExtent(t).into());
+        }
+    }
+    Ok(())
 }
 
 /// The crowd's parameters for an agent from its components.

@@ -5,7 +5,7 @@ mod common;
 use bevy::prelude::*;
 use bevy_crowdfield::field::FieldError;
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::SteerError;
+use bevy_crowdfield::steer::{GoalId, SteerError};
 use bevy_rapier2d::prelude::{Collider, RigidBody};
 use common::*;
 
@@ -564,6 +564,66 @@ fn a_last_target_out_of_time_stops_without_arriving_and_bad_limits_are_rejected(
         Some((_, SteerError::Field(FieldError::BadExtent(_))))
     ));
     assert_eq!(state(&app, nan), AgentState::Rejected);
+}
+
+/// Agents registering in one update have their new goals solved together: each gets the goal
+/// it asked for, goal ids follow registration order (sorted entities), a goal two agents share
+/// is added once, and an agent rejected for its time limits adds no goal.
+#[test]
+fn agents_registering_together_get_their_own_goals_in_order() {
+    let mut app = app(30.0, 10.0);
+    let targets = [
+        Vec2::new(27.0, 2.0),
+        Vec2::new(27.0, 8.0),
+        Vec2::new(20.0, 5.0),
+        Vec2::new(27.0, 2.0),
+    ];
+    let walkers: Vec<Entity> = targets
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            agent(
+                &mut app,
+                Vec2::new(3.0, 2.0 + 2.0 * k as f32),
+                AgentGoals::point(*t),
+            )
+        })
+        .collect();
+    let late = agent(
+        &mut app,
+        Vec2::new(6.0, 5.0),
+        AgentGoals {
+            time_limits: vec![Some(-1.0)],
+            ..AgentGoals::point(Vec2::new(15.0, 9.0))
+        },
+    );
+    app.update();
+    app.update();
+    assert_eq!(state(&app, late), AgentState::Rejected);
+    let world = app.world().resource::<CrowdWorld>();
+    let crowd = world.crowd().expect("built");
+    let centre = |goal: GoalId| match crowd.goal(goal).expect("a goal").shape() {
+        Shape::Disc { centre, .. } => centre.as_vec2(),
+        other => panic!("a point goal is a disc, not {other:?}"),
+    };
+    let goals: Vec<Vec2> = (0..)
+        .map_while(|g| crowd.goal(GoalId(g)).map(|_| centre(GoalId(g))))
+        .collect();
+    let mut in_order: Vec<(Entity, Vec2)> = walkers.iter().copied().zip(targets).collect();
+    in_order.sort_by_key(|(e, _)| *e);
+    let mut want: Vec<Vec2> = Vec::new();
+    for (_, t) in in_order {
+        if !want.contains(&t) {
+            want.push(t);
+        }
+    }
+    assert_eq!(goals, want, "added once each, in registration order");
+    for (walker, target) in walkers.iter().zip(targets) {
+        let id = world.agent_id(*walker).expect("registered");
+        let agent = crowd.agent(id).expect("in the crowd");
+        assert_eq!(centre(agent.params().goals[0]), target);
+        assert!(agent.goal_index() == 0 && crowd.goal(agent.params().goals[0]).is_some());
+    }
 }
 
 /// `count` walkers in a 20 × 10 world, even ones from x = 2 to 18 and odd ones back, the k-th

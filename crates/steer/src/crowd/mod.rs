@@ -258,6 +258,16 @@ pub struct Goal {
 /// never names two different maps.
 static NEXT_MAP_REVISION: AtomicU64 = AtomicU64::new(1);
 
+/// Solves a goal's global map: harmonic, to `tolerance`.
+fn solve_goal_map(
+    workspace: &mut MultigridWorkspace,
+    map: &mut Field<f64>,
+    tolerance: f64,
+) -> Result<(), SteerError> {
+    MultigridSolver::new().solve_with(workspace, map, &Bias::HARMONIC, tolerance)?;
+    Ok(())
+}
+
 fn next_map_revision() -> u64 {
     NEXT_MAP_REVISION.fetch_add(1, Ordering::Relaxed)
 }
@@ -661,8 +671,56 @@ impl Crowd {
 
     /// Adds a goal region and solves its global map (harmonic, static obstacles only).
     pub fn add_goal(&mut self, shape: Shape) -> Result<GoalId, SteerError> {
+        let mut map = self.goal_map(&shape, &self.static_map())?;
+        solve_goal_map(
+            &mut self.workspace,
+            &mut map,
+            self.settings.global_tolerance,
+        )?;
+        self.push_goal(shape, map, None)
+    }
+
+    /// Adds goal regions as [`Crowd::add_goal`] does one by one, in order (the same ids, maps
+    /// and errors: a shape that fails takes no id), but solves their global maps in parallel
+    /// on the current rayon pool, each with work memory of its own. For a host that meets many
+    /// new goals at once: the concentric circles of 500 (500 goals of 182 × 182 cells) took
+    /// 2.7 s to build one goal at a time on this project's machine.
+    pub fn add_goals(
+        &mut self,
+        shapes: impl IntoIterator<Item = Shape>,
+    ) -> Vec<Result<GoalId, SteerError>> {
+        let statics = self.static_map();
+        let tolerance = self.settings.global_tolerance;
+        let prepared: Vec<Result<(Shape, Field<f64>), SteerError>> = shapes
+            .into_iter()
+            .map(|shape| {
+                let map = self.goal_map(&shape, &statics)?;
+                Ok((shape, map))
+            })
+            .collect();
+        let solved: Vec<Result<(Shape, Field<f64>), SteerError>> = prepared
+            .into_par_iter()
+            .map_init(MultigridWorkspace::new, |workspace, prepared| {
+                let (shape, mut map) = prepared?;
+                solve_goal_map(workspace, &mut map, tolerance)?;
+                Ok((shape, map))
+            })
+            .collect();
+        solved
+            .into_iter()
+            .map(|r| r.and_then(|(shape, map)| self.push_goal(shape, map, None)))
+            .collect()
+    }
+
+    /// `statics` (the static map, or why it could not be made) with `shape`'s free cells made
+    /// goals, unsolved.
+    fn goal_map(
+        &self,
+        shape: &Shape,
+        statics: &Result<Field<f64>, SteerError>,
+    ) -> Result<Field<f64>, SteerError> {
         shape.validate()?;
-        let mut map = self.static_map()?;
+        let mut map = statics.clone()?;
         let cells = shape.cells(&self.geometry, 0.0, Coverage::Touch)?;
         let mut any = false;
         for (x, y) in cells {
@@ -674,13 +732,7 @@ impl Crowd {
         if !any {
             return Err(SteerError::GoalBlocked);
         }
-        MultigridSolver::new().solve_with(
-            &mut self.workspace,
-            &mut map,
-            &Bias::HARMONIC,
-            self.settings.global_tolerance,
-        )?;
-        self.push_goal(shape, map, None)
+        Ok(map)
     }
 
     /// Adds a goal over `shape` with its global `map` (and, for a search, its state).

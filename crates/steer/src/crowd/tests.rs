@@ -827,3 +827,68 @@ fn warm_started_sweeps_against_thirty_cold_ones() {
         "{agree_converged:?} {cold_converged}"
     );
 }
+
+/// Adding goals together gives what adding them one by one in order gives: the same ids, the
+/// same errors, the same map bits, on one thread or several (the maps are solved in parallel).
+#[test]
+fn goals_added_together_match_goals_added_one_by_one() {
+    let pillars = four_pillars();
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(24.0),
+        ..Default::default()
+    };
+    let shapes = vec![
+        Shape::Aabb {
+            min: DVec2::new(21.0, 1.0),
+            max: DVec2::new(22.5, 23.0),
+        },
+        // Inside a pillar: blocked, takes no id.
+        pillars[0].clone(),
+        Shape::Disc {
+            centre: DVec2::new(3.0, 20.0),
+            radius: 0.6,
+        },
+        // Not a shape at all.
+        Shape::Disc {
+            centre: DVec2::new(f64::NAN, 2.0),
+            radius: 1.0,
+        },
+        Shape::Disc {
+            centre: DVec2::new(12.0, 12.0),
+            radius: 0.2,
+        },
+    ];
+    let mut one_by_one = Crowd::new(settings, pillars.clone()).unwrap();
+    let want: Vec<_> = shapes
+        .iter()
+        .map(|s| one_by_one.add_goal(s.clone()))
+        .collect();
+    assert_eq!(want.iter().filter(|r| r.is_err()).count(), 2, "{want:?}");
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut together = Crowd::new(settings, pillars.clone()).unwrap();
+        let got = pool.install(|| together.add_goals(shapes.clone()));
+        // Compared as text: the NaN in an error is not equal to itself.
+        assert_eq!(format!("{got:?}"), format!("{want:?}"), "{threads} threads");
+        for id in want.iter().flatten() {
+            let (a, b) = (one_by_one.goal(*id).unwrap(), together.goal(*id).unwrap());
+            assert_eq!(a.map().kinds(), b.map().kinds());
+            let bits = |m: &Field<f64>| {
+                m.potentials()
+                    .iter()
+                    .map(|p| p.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(a.map()),
+                bits(b.map()),
+                "goal {id:?}, {threads} threads"
+            );
+        }
+        assert!(together.goal(GoalId(3)).is_none());
+    }
+}
