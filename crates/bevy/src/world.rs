@@ -151,7 +151,7 @@ impl CrowdWorld {
             .iter()
             .map(|t| {
                 let shape = t.shape(point_radius);
-                let key = format!("{shape:?}");
+                let key = goal_key(&shape);
                 if let Some(id) = self.goals.get(&key) {
                     return Ok(*id);
                 }
@@ -176,12 +176,14 @@ impl CrowdWorld {
         let mut shapes = Vec::new();
         for target in lists.into_iter().flat_map(|goals| &goals.targets) {
             let shape = target.shape(point_radius);
-            let key = format!("{shape:?}");
+            let key = goal_key(&shape);
             if !self.goals.contains_key(&key) && !keys.contains(&key) {
                 keys.push(key);
                 shapes.push(shape);
             }
         }
+        // A single new goal is left to registration, whose `add_goal` solves it with the
+        // work memory the crowd keeps.
         if shapes.len() < 2 {
             return;
         }
@@ -231,6 +233,12 @@ impl CrowdWorld {
             }
         }
     }
+}
+
+/// The key goals are shared by: two targets that give the same shape are one goal (`Debug`
+/// prints every `f64` so that it reads back to the same bits).
+fn goal_key(shape: &Shape) -> String {
+    format!("{shape:?}")
 }
 
 /// Time limits must be finite and not negative.

@@ -890,5 +890,8 @@ fn goals_added_together_match_goals_added_one_by_one() {
             );
         }
         assert!(together.goal(GoalId(3)).is_none());
+        // Nothing to add adds nothing.
+        assert!(together.add_goals(Vec::new()).is_empty());
+        assert!(together.goal(GoalId(3)).is_none());
     }
 }
