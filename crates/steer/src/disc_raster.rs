@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::static_raster::StaticRaster;
 
 /// How many discs of one step, grown by one radius, cover each cell of a lattice.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DiscRaster {
     cell: f64,
     /// Radius every disc is grown by (the stamping agents' own radius).
@@ -312,6 +312,85 @@ impl DiscRaster {
     }
 }
 
+/// A [`DiscRaster`] laid over a static raster and counted one disc at a time, as the discs
+/// become known: the crowd counts the next step's discs while it commits this step's moves,
+/// each agent as soon as its move is final (`Crowd::commit`). [`Self::finish`] gives exactly
+/// the raster [`DiscRaster::build`] gives for the same discs over the same static raster, or
+/// nothing where `build` would not lay the counts over it (a disc past the frame, too few
+/// discs for the frame's size, none at all), in which case the caller builds as usual.
+#[derive(Debug, Clone)]
+pub(crate) struct DiscCounter {
+    raster: DiscRaster,
+    /// The frame's last cell.
+    last: IVec2,
+    /// Discs counted.
+    discs: usize,
+    /// False once a disc fell outside the frame: `build` would not have used it.
+    fits: bool,
+}
+
+impl DiscCounter {
+    /// An empty count over `statics` for discs grown by `inflation` on the lattice of `cell`;
+    /// `None` where `build` could never lay counts over that frame.
+    pub(crate) fn new(cell: f64, inflation: f64, statics: &StaticRaster) -> Option<Self> {
+        let (first, width, height) = statics.frame();
+        if !(cell > 0.0 && inflation.is_finite()) || width * height > MAX_CELLS {
+            return None;
+        }
+        Some(Self {
+            raster: DiscRaster {
+                cell,
+                inflation,
+                first,
+                width,
+                height,
+                counts: statics.counts().to_vec(),
+                covered: statics.bits().to_vec(),
+                words: bit_words(width),
+                statics: true,
+            },
+            last: first + IVec2::new(width as i32 - 1, height as i32 - 1),
+            discs: 0,
+            fits: true,
+        })
+    }
+
+    /// Counts the disc `(q, r)`, grown by the counter's inflation; a disc `build` would leave
+    /// out (non-finite, negative grown radius) is left out here too.
+    pub(crate) fn add(&mut self, q: DVec2, r: f64) {
+        let reach = r + self.raster.inflation;
+        if !(self.fits && q.is_finite() && reach.is_finite() && reach >= 0.0) {
+            return;
+        }
+        // `build` frames the discs by the cells of their joint box, a cell of margin added,
+        // and lays them over the statics when that box lies in the frame: as the cell of a
+        // coordinate only grows with it, the joint box lies in the frame when every disc's
+        // own box does. The same arithmetic, disc by disc.
+        let cell = |v: f64| (v / self.raster.cell).floor();
+        let (lo, hi) = (q - DVec2::splat(reach), q + DVec2::splat(reach));
+        let (x0, y0) = (cell(lo.x) - 1.0, cell(lo.y) - 1.0);
+        let (x1, y1) = (cell(hi.x) + 1.0, cell(hi.y) + 1.0);
+        let (first, last) = (self.raster.first.as_dvec2(), self.last.as_dvec2());
+        if !(x0 >= first.x && y0 >= first.y && x1 <= last.x && y1 <= last.y) {
+            self.fits = false;
+            return;
+        }
+        let mut counts = std::mem::take(&mut self.raster.counts);
+        let mut covered = std::mem::take(&mut self.raster.covered);
+        self.raster
+            .add_rows(&mut counts, &mut covered, 0..self.raster.height, q, reach);
+        self.raster.counts = counts;
+        self.raster.covered = covered;
+        self.discs += 1;
+    }
+
+    /// The raster, where `build` would have laid the same discs over the same statics.
+    pub(crate) fn finish(self) -> Option<DiscRaster> {
+        let cells = self.raster.width * self.raster.height;
+        (self.fits && self.discs > 0 && cells <= 64 * self.discs + 65_536).then_some(self.raster)
+    }
+}
+
 /// Sets bits `a..=b` of a row of words (bit `k` of word `w` is cell `64·w + k`).
 fn set_bits(words: &mut [u64], a: usize, b: usize) {
     let (wa, wb) = (a / 64, b / 64);
@@ -431,6 +510,68 @@ mod tests {
                     "cell {g}"
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Counted one disc at a time, in any order, the discs give the raster `build` gives
+        /// over the same statics, or nothing exactly where `build` does not lay them over the
+        /// statics: a disc past the frame (the frame is drawn to cut some), too few discs for
+        /// the frame, none at all.
+        #[test]
+        fn discs_counted_one_by_one_make_the_raster_build_makes(
+            drawn in proptest::collection::vec(disc(), 0..40),
+            frame_lo in -14.0f64..-2.0,
+            frame_hi in 22.0f64..40.0,
+            cell in proptest::sample::select(vec![0.5f64, 0.4, 0.8, 0.1]),
+            inflation in 0.0f64..0.6,
+            reversed: bool,
+            odd in proptest::option::of(0usize..40),
+        ) {
+            let mut discs: Vec<Option<(DVec2, f64)>> = drawn
+                .iter()
+                .map(|&(x, y, r, slot)| (slot != 3).then_some((DVec2::new(x, y), r)))
+                .collect();
+            // A disc `build` leaves out: not finite, or grown to a negative radius.
+            if let Some(k) = odd.filter(|&k| k < discs.len()) {
+                discs[k] = Some(match k % 3 {
+                    0 => (DVec2::new(f64::NAN, 1.0), 0.3),
+                    1 => (DVec2::new(2.0, 3.0), f64::INFINITY),
+                    _ => (DVec2::new(2.0, 3.0), -inflation - 0.1),
+                });
+            }
+            let statics = StaticRaster::build(
+                &[crowdfield_field::Shape::Disc {
+                    centre: DVec2::new(5.0, 5.0),
+                    radius: 2.0,
+                }],
+                cell,
+                inflation,
+                crowdfield_field::Coverage::Touch,
+                DVec2::splat(frame_lo),
+                DVec2::splat(frame_hi),
+            )
+            .unwrap();
+            let built = DiscRaster::build(&discs, cell, inflation, Some(&statics))
+                .filter(DiscRaster::has_statics);
+            let mut counter = DiscCounter::new(cell, inflation, &statics).unwrap();
+            let order: Vec<_> = if reversed {
+                discs.iter().rev().flatten().collect()
+            } else {
+                discs.iter().flatten().collect()
+            };
+            for &(q, r) in order {
+                counter.add(q, r);
+            }
+            let counted = counter.finish();
+            // Compared whole, reported short (a raster prints as thousands of counts).
+            let summary = |r: &Option<DiscRaster>| {
+                r.as_ref()
+                    .map(|r| (r.first, r.width, r.height, r.counts.iter().map(|&c| u64::from(c)).sum::<u64>()))
+            };
+            proptest::prop_assert!(counted == built, "{:?} against {:?}", summary(&counted), summary(&built));
         }
     }
 

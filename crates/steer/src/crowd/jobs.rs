@@ -67,7 +67,7 @@ impl Drop for Pooled<'_> {
 
 /// Planner counts up to which [`ShareTuner`] measures whether sharing a step's planning between
 /// threads pays; larger crowds always share.
-const TUNED_PLANNERS: usize = 64;
+pub(super) const TUNED_PLANNERS: usize = 64;
 
 /// Tuned steps after which [`ShareTuner`] times the way it does not prefer again.
 const TUNED_RECHECK: u32 = 64;

@@ -63,11 +63,13 @@ use crate::motion::{HeadingRule, SpeedLaw, decide};
 use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
 
+mod ahead;
 mod grid;
 mod guard;
 mod jobs;
 mod plan;
 
+use ahead::{Closer, CountedAhead, DiscFeed};
 pub use grid::AgentGrid;
 use grid::{SPAWN_CELL, SpatialHash};
 use guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, ShapeGrid, guard_step};
@@ -93,6 +95,14 @@ macro_rules! world_of {
         }
     };
 }
+
+/// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]):
+/// the steps of such crowds are always shared between threads, so the other thread is awake
+/// when the commit starts. For smaller crowds, whose steps may run on the stepping thread
+/// alone while the other sleeps, waking it cost more than the count saved: `crossing` (24
+/// walkers) ran 18 % and the bottleneck (40) 5 % slower with it, the hallway (200) 4 % and the
+/// circles (250) 12 % faster (`scripts/compare_builds.py`, two threads, four rounds).
+const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
 /// with other keys rasterise static shapes themselves each step.
@@ -468,6 +478,10 @@ pub struct Crowd {
     rasters: Vec<(RasterKey, StaticRaster)>,
     /// How far beyond the world bounds the rasters reach.
     raster_reach: f64,
+    /// Changes whenever `rasters` do, so that disc rasters laid over them can tell.
+    raster_generation: u64,
+    /// The next step's disc rasters, counted during the last commit (see [`ahead`]).
+    ahead: Option<CountedAhead>,
     /// Bounding boxes of `statics`.
     static_bounds: Vec<(DVec2, DVec2)>,
     /// The static boxes on a grid for the collision guard, where there are many; built when
@@ -541,6 +555,9 @@ struct InFlight {
     /// The planners counted as the step started and whether their planning is shared between
     /// threads (see [`ShareTuner`]).
     share: Option<(usize, bool)>,
+    /// The keys of the step's disc rasters laid over static rasters, with the local cell size
+    /// and radius of each: what the commit counts ahead for the next step.
+    disc_keys: Vec<(RasterKey, f64, f64)>,
 }
 
 /// An agent's step after sensing and stamping.
@@ -598,6 +615,8 @@ impl Crowd {
             step: 0,
             rasters: Vec::new(),
             raster_reach: 0.0,
+            raster_generation: 0,
+            ahead: None,
             static_bounds,
             shape_grid: None,
             spawn_index: None,
@@ -960,6 +979,7 @@ impl Crowd {
     /// Brings the static rasters and the (pending) global maps up to date inside `region`.
     fn obstacles_changed(&mut self, (lo, hi): (DVec2, DVec2)) {
         self.shape_grid = None;
+        self.raster_generation += 1;
         for (_, raster) in &mut self.rasters {
             raster.refresh(lo, hi, &self.statics, &self.static_bounds);
         }
@@ -1238,6 +1258,7 @@ impl Crowd {
                         plans: Vec::new(),
                         drift: 0.0,
                         share,
+                        disc_keys: Vec::new(),
                     }));
                 }
                 StepPhase::Sensing => self.sense(),
@@ -1299,6 +1320,7 @@ impl Crowd {
         flight.snapshot = snapshot;
         flight.hash = Some(hash);
         flight.prepared = prepared;
+        flight.disc_keys = disc_keys(&discs);
         flight.done = StepPhase::Sensing;
     }
 
@@ -1308,7 +1330,12 @@ impl Crowd {
         self.explore();
         let (snapshot, hash) = self.snapshot();
         self.update_rasters();
-        let discs = self.disc_rasters(&snapshot);
+        let ahead = self
+            .ahead
+            .take()
+            .filter(|a| a.generation == self.raster_generation && a.counted(&snapshot))
+            .map_or_else(Vec::new, |a| a.rasters);
+        let discs = self.disc_rasters(&snapshot, ahead);
         (snapshot, hash, discs)
     }
 
@@ -1405,6 +1432,7 @@ impl Crowd {
         flight.snapshot = snapshot;
         flight.hash = Some(hash);
         flight.plans = plans;
+        flight.disc_keys = disc_keys(&discs);
         flight.done = StepPhase::Decision;
     }
 
@@ -1449,9 +1477,51 @@ impl Crowd {
     }
 
     /// Motion: commit every plan through the collision guard in id order, then goals.
+    ///
+    /// For crowds of more than [`AHEAD_PLANNERS`] planners stepped from a pool thread with
+    /// another thread in the pool, where the step's disc rasters were laid over static
+    /// rasters, that other thread counts the next step's disc rasters meanwhile, each agent as
+    /// soon as the commit has passed it ([`ahead`]); the next step takes them if nothing
+    /// changed in between. Changes no result: the rasters are the ones the next step would
+    /// count.
     fn commit(&mut self) -> StepReport {
         let flight = *self.in_flight.take().expect("decision ran");
+        self.ahead = None;
+        let planners = flight.plans.iter().flatten().count();
+        let ahead = planners > AHEAD_PLANNERS
+            && !flight.disc_keys.is_empty()
+            && rayon::current_thread_index().is_some()
+            && rayon::current_num_threads() > 1;
+        if !ahead {
+            return self.commit_moves(flight, None);
+        }
+        let keys = flight.disc_keys.clone();
+        let feed = DiscFeed::new(self.agents.len());
+        let statics = std::mem::take(&mut self.rasters);
+        let generation = self.raster_generation;
+        let (report, counted) = rayon::join(
+            || {
+                let _closer = Closer(&feed);
+                self.commit_moves(flight, Some(&feed))
+            },
+            || feed.count(&keys, &statics, generation),
+        );
+        self.rasters = statics;
+        self.ahead = counted;
+        report
+    }
+
+    /// Agent slot `i` as a snapshot reads it.
+    fn snapshot_slot(&self, i: usize) -> Option<(DVec2, f64)> {
+        self.agents[i]
+            .as_ref()
+            .map(|a| (a.position, a.params.radius))
+    }
+
+    /// The commit proper; with `feed`, each agent slot is handed over in id order once final.
+    fn commit_moves(&mut self, flight: InFlight, feed: Option<&DiscFeed>) -> StepReport {
         let hash = flight.hash.expect("sensing ran");
+        let plans_len = flight.plans.len();
         let mut report = StepReport {
             maps_solved: flight.maps_solved,
             ..Default::default()
@@ -1488,95 +1558,107 @@ impl Crowd {
             + flight.drift
             + self.largest_radius;
         for (i, plan) in flight.plans.into_iter().enumerate() {
-            let Some(plan) = plan else { continue };
-            let id = AgentId(i as u32);
-            // Removed while the step was under way: its plan is dropped.
-            let Some(agent) = self.agents[i].as_mut() else {
-                committed[i] = None;
-                continue;
-            };
-            if plan.unreachable {
-                // Reported and skipped: it holds its position and re-checks every step. Its
-                // goal's time limit still runs: a timed goal is how a host gives up on one.
-                if agent.state != AgentState::Unreachable {
-                    report.unreachable.push(id);
-                }
-                agent.state = AgentState::Unreachable;
-                agent.speed_factor = 0.0;
-                if agent.tick_goal_clock() {
-                    report.timed_out.push((id, agent.goal_index));
-                    next_goal(&mut self.agents[i], id, false, &mut report);
-                }
-                continue;
-            }
-            let start = agent.position;
-            let moved = guard_step(
-                start,
-                plan.displacement,
-                agent.params.radius,
-                i,
-                &committed,
-                &hash,
-                others,
-                &late,
-                Obstacles {
-                    statics: &self.statics,
-                    static_bounds: &self.static_bounds,
-                    moving: &self.moving,
-                    grid: self.shape_grid.as_ref(),
-                },
-                &mut guard,
-            );
-            agent.position = start + moved;
-            committed[i] = Some((agent.position, agent.params.radius));
-            agent.heading = plan.heading;
-            agent.speed_factor = plan.speed_factor;
-            agent.bias = plan.bias;
-            if plan.recovered {
-                report.recovered.push(id);
-            }
-            let before = agent.state;
-            agent.state = if moved.length() < 1e-9 {
-                AgentState::Waiting
-            } else {
-                AgentState::Moving
-            };
-            // Progress: a net displacement of at least one local cell per `stuck_after` steps.
-            if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
-                agent.progress_mark = agent.position;
-                agent.stalled = 0;
-            } else {
-                agent.stalled += 1;
-                if agent.stalled >= self.settings.stuck_after {
-                    if before != AgentState::Stuck {
-                        report.stuck.push(id);
+            'agent: {
+                let Some(plan) = plan else { break 'agent };
+                let id = AgentId(i as u32);
+                // Removed while the step was under way: its plan is dropped.
+                let Some(agent) = self.agents[i].as_mut() else {
+                    committed[i] = None;
+                    break 'agent;
+                };
+                if plan.unreachable {
+                    // Reported and skipped: it holds its position and re-checks every step. Its
+                    // goal's time limit still runs: a timed goal is how a host gives up on one.
+                    if agent.state != AgentState::Unreachable {
+                        report.unreachable.push(id);
                     }
-                    agent.state = AgentState::Stuck;
+                    agent.state = AgentState::Unreachable;
+                    agent.speed_factor = 0.0;
+                    if agent.tick_goal_clock() {
+                        report.timed_out.push((id, agent.goal_index));
+                        next_goal(&mut self.agents[i], id, false, &mut report);
+                    }
+                    break 'agent;
+                }
+                let start = agent.position;
+                let moved = guard_step(
+                    start,
+                    plan.displacement,
+                    agent.params.radius,
+                    i,
+                    &committed,
+                    &hash,
+                    others,
+                    &late,
+                    Obstacles {
+                        statics: &self.statics,
+                        static_bounds: &self.static_bounds,
+                        moving: &self.moving,
+                        grid: self.shape_grid.as_ref(),
+                    },
+                    &mut guard,
+                );
+                agent.position = start + moved;
+                committed[i] = Some((agent.position, agent.params.radius));
+                agent.heading = plan.heading;
+                agent.speed_factor = plan.speed_factor;
+                agent.bias = plan.bias;
+                if plan.recovered {
+                    report.recovered.push(id);
+                }
+                let before = agent.state;
+                agent.state = if moved.length() < 1e-9 {
+                    AgentState::Waiting
+                } else {
+                    AgentState::Moving
+                };
+                // Progress: a net displacement of at least one local cell per `stuck_after` steps.
+                if (agent.position - agent.progress_mark).length()
+                    >= agent.params.local_map.cell_size
+                {
+                    agent.progress_mark = agent.position;
+                    agent.stalled = 0;
+                } else {
+                    agent.stalled += 1;
+                    if agent.stalled >= self.settings.stuck_after {
+                        if before != AgentState::Stuck {
+                            report.stuck.push(id);
+                        }
+                        agent.state = AgentState::Stuck;
+                    }
+                }
+                // Goals.
+                let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
+                    // Its goals were emptied while the step was under way: it stops there.
+                    agent.state = AgentState::Arrived;
+                    break 'agent;
+                };
+                let goal = &self.goals[goal_id.0 as usize];
+                let cell = goal.map.geometry().world_to_cell(agent.position);
+                // Unsensed cells of a search are fixed low, not goals; its target counts once found.
+                let on_goal = goal.known()
+                    && goal.map.geometry().contains_cell(cell)
+                    && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
+                let near = goal
+                    .shape
+                    .distance(agent.position)
+                    .is_ok_and(|d| d <= agent.params.arrival_radius)
+                    || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
+                let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
+                if out_of_time {
+                    report.timed_out.push((id, agent.goal_index));
+                }
+                if on_goal || near || out_of_time {
+                    next_goal(&mut self.agents[i], id, !out_of_time, &mut report);
                 }
             }
-            // Goals.
-            let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
-                // Its goals were emptied while the step was under way: it stops there.
-                agent.state = AgentState::Arrived;
-                continue;
-            };
-            let goal = &self.goals[goal_id.0 as usize];
-            let cell = goal.map.geometry().world_to_cell(agent.position);
-            // Unsensed cells of a search are fixed low, not goals; its target counts once found.
-            let on_goal = goal.known()
-                && goal.map.geometry().contains_cell(cell)
-                && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
-            let near = goal
-                .shape
-                .distance(agent.position)
-                .is_ok_and(|d| d <= agent.params.arrival_radius)
-                || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
-            let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
-            if out_of_time {
-                report.timed_out.push((id, agent.goal_index));
+            if let Some(feed) = feed {
+                feed.publish(i, self.snapshot_slot(i));
             }
-            if on_goal || near || out_of_time {
-                next_goal(&mut self.agents[i], id, !out_of_time, &mut report);
+        }
+        if let Some(feed) = feed {
+            for i in plans_len..feed.len() {
+                feed.publish(i, self.snapshot_slot(i));
             }
         }
         self.step += 1;
@@ -1585,10 +1667,8 @@ impl Crowd {
 
     /// Every agent's position and radius as the step starts, and a spatial index over them.
     fn snapshot(&self) -> (Snapshot, AgentGrid) {
-        let snapshot: Snapshot = self
-            .agents
-            .iter()
-            .map(|a| a.as_ref().map(|a| (a.position, a.params.radius)))
+        let snapshot: Snapshot = (0..self.agents.len())
+            .map(|i| self.snapshot_slot(i))
             .collect();
         // Cells of half the widest sensing reach: a window's query covers about 3×3 to 4×4
         // of them, fewer far-away candidates than 3×3 cells of the whole reach (the answers
@@ -1604,6 +1684,7 @@ impl Crowd {
             // A larger window than the rasters were built for: cells past their edge would
             // read as free even where a static shape lies, so build them again, wider.
             self.rasters.clear();
+            self.raster_generation += 1;
             self.raster_reach = reach;
         }
         let reach = self.raster_reach;
@@ -1627,6 +1708,7 @@ impl Crowd {
                 max,
             ) {
                 self.rasters.push((key, r));
+                self.raster_generation += 1;
             }
         }
     }
@@ -1636,12 +1718,23 @@ impl Crowd {
     /// further keys stamp their neighbours' discs one by one), with the key's static raster
     /// counted in where [`DiscRaster::build`] can lay the counts over it. Keys differing only in
     /// coverage count the same discs over different static rasters.
-    fn disc_rasters(&self, snapshot: &[Option<(DVec2, f64)>]) -> Vec<(RasterKey, DiscRaster)> {
+    ///
+    /// `ahead` holds rasters already counted from this same snapshot (see [`ahead`]): each is
+    /// taken for its key instead of counting it again.
+    fn disc_rasters(
+        &self,
+        snapshot: &[Option<(DVec2, f64)>],
+        mut ahead: Vec<(RasterKey, DiscRaster)>,
+    ) -> Vec<(RasterKey, DiscRaster)> {
         let mut rasters: Vec<(RasterKey, DiscRaster)> = Vec::new();
         for agent in self.agents.iter().flatten().filter(|a| a.plans()) {
             let (cell, radius) = (agent.params.local_map.cell_size, agent.params.radius);
             let key = raster_key(&agent.params.local_map, radius);
             if rasters.len() >= MAX_STATIC_RASTERS || rasters.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            if let Some(k) = ahead.iter().position(|(k, _)| *k == key) {
+                rasters.push(ahead.swap_remove(k));
                 continue;
             }
             let statics = self.rasters.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
@@ -1798,6 +1891,15 @@ fn refresh_search(
 /// What a static raster depends on: the local cell size, the agent radius and the obstacle
 /// coverage.
 type RasterKey = (u64, u64, Coverage);
+
+/// The keys of `discs` laid over static rasters, with their cell size and radius.
+fn disc_keys(discs: &[(RasterKey, DiscRaster)]) -> Vec<(RasterKey, f64, f64)> {
+    discs
+        .iter()
+        .filter(|(_, r)| r.has_statics())
+        .map(|(k, r)| (*k, r.cell(), r.inflation()))
+        .collect()
+}
 
 fn raster_key(map: &LocalMapSettings, radius: f64) -> RasterKey {
     (

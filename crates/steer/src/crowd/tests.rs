@@ -456,6 +456,19 @@ fn the_shape_grid_follows_the_static_obstacles() {
     assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
 }
 
+/// One step, a phase at a time (as the plugin's systems run it).
+fn step_by_phases(crowd: &mut Crowd) {
+    for phase in [
+        StepPhase::Guidance,
+        StepPhase::Sensing,
+        StepPhase::Relaxation,
+        StepPhase::Decision,
+        StepPhase::Motion,
+    ] {
+        crowd.advance_to(phase);
+    }
+}
+
 /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
 /// west (places that fall on an obstacle are skipped), local maps of `precision`.
 fn busy_plaza(statics: Vec<Shape>, precision: LocalPrecision) -> Crowd {
@@ -517,17 +530,6 @@ fn kept_chunk_buffers_change_nothing() {
             .map(|(_, a)| a.position().to_array().map(f64::to_bits))
             .collect()
     };
-    let by_phases = |c: &mut Crowd| {
-        for phase in [
-            StepPhase::Guidance,
-            StepPhase::Sensing,
-            StepPhase::Relaxation,
-            StepPhase::Decision,
-            StepPhase::Motion,
-        ] {
-            c.advance_to(phase);
-        }
-    };
     for precision in [LocalPrecision::F32Complement, LocalPrecision::F64] {
         let mut kept = busy_plaza(four_pillars(), precision);
         let goal = kept.agents().next().unwrap().1.params().goals[0];
@@ -560,9 +562,9 @@ fn kept_chunk_buffers_change_nothing() {
             assert_eq!(fresh.scratch.len(), 0);
             if step % 2 == 0 {
                 kept.step();
-                by_phases(&mut fresh);
+                step_by_phases(&mut fresh);
             } else {
-                by_phases(&mut kept);
+                step_by_phases(&mut kept);
                 fresh.step();
             }
             assert!(kept.scratch.len() > 0, "buffers kept after step {step}");
@@ -660,7 +662,7 @@ fn an_agent_moved_during_a_step_is_guarded_against_where_it_stands() {
 fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
     let mut probe = crowd.clone();
     let (snapshot, hash) = probe.snapshot();
-    let discs = probe.disc_rasters(&snapshot);
+    let discs = probe.disc_rasters(&snapshot, Vec::new());
     probe.update_rasters();
     let world = world_of!(probe, &discs);
     let mut scratch = Neighbours::default();
@@ -894,4 +896,109 @@ fn goals_added_together_match_goals_added_one_by_one() {
         assert!(together.add_goals(Vec::new()).is_empty());
         assert!(together.goal(GoalId(3)).is_none());
     }
+}
+
+/// The disc rasters a commit counts ahead (on a pool of two threads) are the ones the next
+/// step would count, and the next step takes them only when nothing changed in between: a
+/// crowd stepped on two threads, whole or phase by phase, and its copy stepped on one (which
+/// counts nothing ahead) stand at the same bits after every step, while between steps the
+/// host moves, removes and spawns agents and adds an obstacle (which patches the static
+/// rasters). After every step the rasters counted ahead equal a fresh count for the snapshot
+/// then; they are taken on every step the host left alone and on no other.
+#[test]
+fn discs_counted_during_the_commit_are_the_next_steps_discs() {
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut ahead = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+    let mut plain = ahead.clone();
+    let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+        c.agents()
+            .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+            .collect()
+    };
+    let goal = ahead.agents().next().unwrap().1.params().goals[0];
+    let (mut taken, mut left) = (0, 0);
+    for step in 0..60u32 {
+        // The host's work between steps, the same on both crowds.
+        let host = step % 6;
+        let mut acted = false;
+        for crowd in [&mut ahead, &mut plain] {
+            acted = match host {
+                1 => {
+                    let (id, at) = crowd
+                        .agents()
+                        .nth(step as usize % 50)
+                        .map(|(id, a)| (id, a.position()))
+                        .unwrap();
+                    crowd.set_position(id, at + DVec2::new(0.05, 0.0)).unwrap();
+                    true
+                }
+                2 => {
+                    let id = crowd.agents().nth(3).unwrap().0;
+                    crowd.remove(id).unwrap();
+                    true
+                }
+                // A spawn may be refused (the place taken): then nothing changed.
+                3 => crowd
+                    .spawn(AgentParams {
+                        position: DVec2::new(12.0, 1.0 + f64::from(step % 20)),
+                        goals: vec![goal],
+                        seed: u64::from(step),
+                        ..Default::default()
+                    })
+                    .is_ok(),
+                4 if step == 22 => {
+                    crowd
+                        .add_obstacle(Shape::Disc {
+                            centre: DVec2::new(12.0, 12.0),
+                            radius: 0.8,
+                        })
+                        .unwrap();
+                    true
+                }
+                _ => false,
+            };
+        }
+        // Whether the next step can take what the last commit counted.
+        let usable = ahead.ahead.as_ref().is_some_and(|a| {
+            a.generation == ahead.raster_generation && a.counted(&ahead.snapshot().0)
+        });
+        if step > 0 {
+            assert_eq!(usable, !acted, "step {step}: host {host}");
+            if usable {
+                taken += 1;
+            } else {
+                left += 1;
+            }
+        }
+        two.install(|| {
+            if step % 2 == 0 {
+                ahead.step();
+            } else {
+                step_by_phases(&mut ahead);
+            }
+        });
+        one.install(|| plain.step());
+        assert!(plain.ahead.is_none(), "one thread counts nothing ahead");
+        assert_eq!(bits(&ahead), bits(&plain), "step {step}");
+        // What was counted ahead is what the next step would count now.
+        let counted = ahead.ahead.clone().expect("counted during the commit");
+        assert!(!counted.rasters.is_empty());
+        let mut probe = ahead.clone();
+        let (snapshot, _) = probe.snapshot();
+        assert!(counted.counted(&snapshot));
+        probe.update_rasters();
+        let fresh = probe.disc_rasters(&snapshot, Vec::new());
+        for (key, raster) in &counted.rasters {
+            let (_, want) = fresh.iter().find(|(k, _)| k == key).expect("the key");
+            assert!(raster == want, "step {step}: key {key:?}");
+        }
+    }
+    assert!(taken >= 20 && left >= 25, "taken {taken}, left {left}");
 }

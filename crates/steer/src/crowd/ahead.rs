@@ -1,0 +1,161 @@
+//! The next step's disc rasters, counted while this step's moves are committed (DESIGN
+//! "Performance"; seed 000 §3.2 stamps other agents as discs of the summed radii).
+//!
+//! The commit walks the agents in id order, one at a time, and once it has passed an agent
+//! that agent's position and radius are final for the step. A pool thread takes each final
+//! agent as it comes and counts its disc into a [`DiscCounter`] per raster key the step's
+//! planners used, so that the next step starts with its disc rasters counted instead of
+//! counting them before its first job. The rasters are used only where nothing changed in
+//! between: the next snapshot must read, bit for bit, what was counted, and the static
+//! rasters must be the same ([`Crowd`](super::Crowd) checks both); otherwise they are counted
+//! as usual. Either way each raster is the one [`DiscRaster::build`] gives for that snapshot.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use glam::DVec2;
+
+use super::{RasterKey, Snapshot};
+use crate::disc_raster::{DiscCounter, DiscRaster};
+use crate::static_raster::StaticRaster;
+
+/// Disc rasters counted ahead for the next step, and what they were counted from.
+#[derive(Debug, Clone)]
+pub(super) struct CountedAhead {
+    /// Every agent slot as the commit left it.
+    pub(super) snapshot: Snapshot,
+    /// The crowd's static-raster generation they were laid over.
+    pub(super) generation: u64,
+    /// One raster per key (keys whose count `build` would not have laid over the statics are
+    /// missing).
+    pub(super) rasters: Vec<(RasterKey, DiscRaster)>,
+}
+
+impl CountedAhead {
+    /// Whether `snapshot` reads exactly what was counted.
+    pub(super) fn counted(&self, snapshot: &[Option<(DVec2, f64)>]) -> bool {
+        let bits =
+            |s: &Option<(DVec2, f64)>| s.map(|(q, r)| (q.x.to_bits(), q.y.to_bits(), r.to_bits()));
+        self.snapshot.len() == snapshot.len()
+            && self
+                .snapshot
+                .iter()
+                .zip(snapshot)
+                .all(|(a, b)| bits(a) == bits(b))
+    }
+}
+
+/// Final agent slots handed from the committing thread to the counting one, in id order.
+pub(super) struct DiscFeed {
+    /// Position x and y, radius (bits), and 1 for an agent, 0 for an empty slot.
+    slots: Vec<[AtomicU64; 4]>,
+    /// Slots `0..ready` are final.
+    ready: AtomicUsize,
+    /// Set when the committing side is done, normally or not: a counter still short of every
+    /// slot then gives up instead of waiting.
+    closed: AtomicBool,
+}
+
+impl DiscFeed {
+    /// A feed for `len` agent slots.
+    pub(super) fn new(len: usize) -> Self {
+        Self {
+            slots: (0..len)
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+            ready: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Hands over slot `i` (the next in order) as final.
+    pub(super) fn publish(&self, i: usize, slot: Option<(DVec2, f64)>) {
+        debug_assert_eq!(self.ready.load(Ordering::Relaxed), i, "slots in id order");
+        let [x, y, r, present] = &self.slots[i];
+        if let Some((q, radius)) = slot {
+            x.store(q.x.to_bits(), Ordering::Relaxed);
+            y.store(q.y.to_bits(), Ordering::Relaxed);
+            r.store(radius.to_bits(), Ordering::Relaxed);
+            present.store(1, Ordering::Relaxed);
+        }
+        self.ready.store(i + 1, Ordering::Release);
+    }
+
+    /// Slot count.
+    pub(super) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The committing side is done (see [`Closer`]).
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    fn slot(&self, i: usize) -> Option<(DVec2, f64)> {
+        let [x, y, r, present] = &self.slots[i];
+        (present.load(Ordering::Relaxed) == 1).then(|| {
+            let f = |a: &AtomicU64| f64::from_bits(a.load(Ordering::Relaxed));
+            (DVec2::new(f(x), f(y)), f(r))
+        })
+    }
+
+    /// Counts every slot's disc, waiting for each to be handed over, into a raster per key
+    /// of `keys` (key, local cell size, radius) that has a static raster in `statics`.
+    /// `None` when the committing side closed before handing over every slot.
+    pub(super) fn count(
+        &self,
+        keys: &[(RasterKey, f64, f64)],
+        statics: &[(RasterKey, StaticRaster)],
+        generation: u64,
+    ) -> Option<CountedAhead> {
+        let mut counters: Vec<(RasterKey, DiscCounter)> = keys
+            .iter()
+            .filter_map(|&(key, cell, radius)| {
+                let (_, s) = statics.iter().find(|(k, _)| *k == key)?;
+                Some((key, DiscCounter::new(cell, radius, s)?))
+            })
+            .collect();
+        if counters.is_empty() {
+            return None;
+        }
+        let mut snapshot: Snapshot = Vec::with_capacity(self.len());
+        while snapshot.len() < self.len() {
+            // Read `closed` before `ready`: once closed, `ready` holds its last value.
+            let closed = self.closed.load(Ordering::Acquire);
+            let ready = self.ready.load(Ordering::Acquire);
+            if ready == snapshot.len() {
+                if closed {
+                    return None;
+                }
+                std::hint::spin_loop();
+                continue;
+            }
+            for i in snapshot.len()..ready {
+                let slot = self.slot(i);
+                if let Some((q, r)) = slot {
+                    for (_, counter) in &mut counters {
+                        counter.add(q, r);
+                    }
+                }
+                snapshot.push(slot);
+            }
+        }
+        Some(CountedAhead {
+            snapshot,
+            generation,
+            rasters: counters
+                .into_iter()
+                .filter_map(|(key, c)| Some((key, c.finish()?)))
+                .collect(),
+        })
+    }
+}
+
+/// Closes a [`DiscFeed`] when dropped, so that the counting side never waits on a commit that
+/// ended early (a panic).
+pub(super) struct Closer<'a>(pub(super) &'a DiscFeed);
+
+impl Drop for Closer<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
