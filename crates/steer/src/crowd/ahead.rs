@@ -44,6 +44,9 @@ impl CountedAhead {
     }
 }
 
+/// Slots handed over at a time (see [`DiscFeed::publish`]).
+const HANDOVER: usize = 32;
+
 /// Final agent slots handed from the committing thread to the counting one, in id order.
 pub(super) struct DiscFeed {
     /// Position x and y, radius (bits), and 1 for an agent, 0 for an empty slot.
@@ -67,9 +70,11 @@ impl DiscFeed {
         }
     }
 
-    /// Hands over slot `i` (the next in order) as final.
+    /// Hands over slot `i` (the next in order) as final. Slots become visible to the counter
+    /// [`HANDOVER`] at a time (and the rest at [`Self::finish`]): a counter reading each slot
+    /// as it is written would pull the cache lines of the slots and of the count of final ones
+    /// back and forth between the two cores at every agent.
     pub(super) fn publish(&self, i: usize, slot: Option<(DVec2, f64)>) {
-        debug_assert_eq!(self.ready.load(Ordering::Relaxed), i, "slots in id order");
         let [x, y, r, present] = &self.slots[i];
         if let Some((q, radius)) = slot {
             x.store(q.x.to_bits(), Ordering::Relaxed);
@@ -77,7 +82,14 @@ impl DiscFeed {
             r.store(radius.to_bits(), Ordering::Relaxed);
             present.store(1, Ordering::Relaxed);
         }
-        self.ready.store(i + 1, Ordering::Release);
+        if (i + 1) % HANDOVER == 0 {
+            self.ready.store(i + 1, Ordering::Release);
+        }
+    }
+
+    /// Every slot is final (all were published).
+    pub(super) fn finish(&self) {
+        self.ready.store(self.slots.len(), Ordering::Release);
     }
 
     /// Slot count.

@@ -1660,6 +1660,7 @@ impl Crowd {
             for i in plans_len..feed.len() {
                 feed.publish(i, self.snapshot_slot(i));
             }
+            feed.finish();
         }
         self.step += 1;
         report
