@@ -82,7 +82,7 @@ impl DiscFeed {
             r.store(radius.to_bits(), Ordering::Relaxed);
             present.store(1, Ordering::Relaxed);
         }
-        if (i + 1) % HANDOVER == 0 {
+        if (i + 1).is_multiple_of(HANDOVER) {
             self.ready.store(i + 1, Ordering::Release);
         }
     }
