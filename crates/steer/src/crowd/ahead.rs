@@ -2,10 +2,11 @@
 //! "Performance"; seed 000 §3.2 stamps other agents as discs of the summed radii).
 //!
 //! The commit walks the agents in id order, one at a time, and once it has passed an agent
-//! that agent's position and radius are final for the step. A pool thread takes each final
-//! agent as it comes and counts its disc into a [`DiscCounter`] per raster key the step's
-//! planners used, so that the next step starts with its disc rasters counted instead of
-//! counting them before its first job. The rasters are used only where nothing changed in
+//! that agent's position and radius are final for the step. Another pool thread takes the
+//! final agents as they come, 32 at a time, and counts their discs into a [`DiscCounter`] per
+//! raster key the step's planners used, so that the next step starts with its disc rasters
+//! counted instead of counting them before its first job (crowds of more than 64 planners
+//! stepped on a pool of two threads or more; see `Crowd::commit`). The rasters are used only where nothing changed in
 //! between: the next snapshot must read, bit for bit, what was counted, and the static
 //! rasters must be the same ([`Crowd`](super::Crowd) checks both); otherwise they are counted
 //! as usual. Either way each raster is the one [`DiscRaster::build`] gives for that snapshot.
