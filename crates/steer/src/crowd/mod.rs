@@ -99,9 +99,10 @@ macro_rules! world_of {
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]):
 /// the steps of such crowds are always shared between threads, so the other thread is awake
 /// when the commit starts. For smaller crowds, whose steps may run on the stepping thread
-/// alone while the other sleeps, waking it cost more than the count saved: `crossing` (24
-/// walkers) ran 18 % and the bottleneck (40) 5 % slower with it, the hallway (200) 4 % and the
-/// circles (250) 12 % faster (`scripts/compare_builds.py`, two threads, four rounds).
+/// alone while the other sleeps, waking it cost more than the count saved: counting ahead for
+/// every crowd (in a first form that handed agents over one by one), `crossing` (24 walkers)
+/// ran 18 % and the bottleneck (40) 5 % slower, the hallway (200) 4 % and the circles (250)
+/// 12 % faster (`scripts/compare_builds.py`, two threads, four rounds).
 const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
