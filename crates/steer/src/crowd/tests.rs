@@ -1002,3 +1002,39 @@ fn discs_counted_during_the_commit_are_the_next_steps_discs() {
     }
     assert!(taken >= 20 && left >= 25, "taken {taken}, left {left}");
 }
+
+/// Two crowds stepped at once on a pool of two threads, each commit counting ahead while the
+/// other crowd's step keeps the pool busy (either thread may take the other crowd's count while
+/// it waits), finish every step and stand where copies stepped one after the other on one
+/// thread stand.
+#[test]
+fn crowds_stepped_side_by_side_count_ahead_without_waiting_on_each_other() {
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut a = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+    let mut b = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+    let (mut a1, mut b1) = (a.clone(), b.clone());
+    let bits = |c: &Crowd| -> Vec<[u64; 2]> {
+        c.agents()
+            .map(|(_, a)| a.position().to_array().map(f64::to_bits))
+            .collect()
+    };
+    let mut counted = 0;
+    for step in 0..30 {
+        two.install(|| rayon::join(|| a.step(), || b.step()));
+        one.install(|| {
+            a1.step();
+            b1.step();
+        });
+        counted += usize::from(a.ahead.is_some()) + usize::from(b.ahead.is_some());
+        assert_eq!(bits(&a), bits(&a1), "step {step}");
+        assert_eq!(bits(&b), bits(&b1), "step {step}");
+    }
+    assert!(counted > 30, "counted ahead {counted} times");
+}
