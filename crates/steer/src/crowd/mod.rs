@@ -1558,101 +1558,29 @@ impl Crowd {
             .fold(0.0, f64::max)
             + flight.drift
             + self.largest_radius;
+        let world = CommitWorld {
+            hash: &hash,
+            others,
+            late: &late,
+            obstacles: Obstacles {
+                statics: &self.statics,
+                static_bounds: &self.static_bounds,
+                moving: &self.moving,
+                grid: self.shape_grid.as_ref(),
+            },
+            goals: &self.goals,
+            stuck_after: self.settings.stuck_after,
+        };
         for (i, plan) in flight.plans.into_iter().enumerate() {
-            'agent: {
-                let Some(plan) = plan else { break 'agent };
-                let id = AgentId(i as u32);
-                // Removed while the step was under way: its plan is dropped.
-                let Some(agent) = self.agents[i].as_mut() else {
-                    committed[i] = None;
-                    break 'agent;
-                };
-                if plan.unreachable {
-                    // Reported and skipped: it holds its position and re-checks every step. Its
-                    // goal's time limit still runs: a timed goal is how a host gives up on one.
-                    if agent.state != AgentState::Unreachable {
-                        report.unreachable.push(id);
-                    }
-                    agent.state = AgentState::Unreachable;
-                    agent.speed_factor = 0.0;
-                    if agent.tick_goal_clock() {
-                        report.timed_out.push((id, agent.goal_index));
-                        next_goal(&mut self.agents[i], id, false, &mut report);
-                    }
-                    break 'agent;
-                }
-                let start = agent.position;
-                let moved = guard_step(
-                    start,
-                    plan.displacement,
-                    agent.params.radius,
-                    i,
-                    &committed,
-                    &hash,
-                    others,
-                    &late,
-                    Obstacles {
-                        statics: &self.statics,
-                        static_bounds: &self.static_bounds,
-                        moving: &self.moving,
-                        grid: self.shape_grid.as_ref(),
-                    },
-                    &mut guard,
-                );
-                agent.position = start + moved;
-                committed[i] = Some((agent.position, agent.params.radius));
-                agent.heading = plan.heading;
-                agent.speed_factor = plan.speed_factor;
-                agent.bias = plan.bias;
-                if plan.recovered {
-                    report.recovered.push(id);
-                }
-                let before = agent.state;
-                agent.state = if moved.length() < 1e-9 {
-                    AgentState::Waiting
-                } else {
-                    AgentState::Moving
-                };
-                // Progress: a net displacement of at least one local cell per `stuck_after` steps.
-                if (agent.position - agent.progress_mark).length()
-                    >= agent.params.local_map.cell_size
-                {
-                    agent.progress_mark = agent.position;
-                    agent.stalled = 0;
-                } else {
-                    agent.stalled += 1;
-                    if agent.stalled >= self.settings.stuck_after {
-                        if before != AgentState::Stuck {
-                            report.stuck.push(id);
-                        }
-                        agent.state = AgentState::Stuck;
-                    }
-                }
-                // Goals.
-                let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
-                    // Its goals were emptied while the step was under way: it stops there.
-                    agent.state = AgentState::Arrived;
-                    break 'agent;
-                };
-                let goal = &self.goals[goal_id.0 as usize];
-                let cell = goal.map.geometry().world_to_cell(agent.position);
-                // Unsensed cells of a search are fixed low, not goals; its target counts once found.
-                let on_goal = goal.known()
-                    && goal.map.geometry().contains_cell(cell)
-                    && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
-                let near = goal
-                    .shape
-                    .distance(agent.position)
-                    .is_ok_and(|d| d <= agent.params.arrival_radius)
-                    || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
-                let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
-                if out_of_time {
-                    report.timed_out.push((id, agent.goal_index));
-                }
-                if on_goal || near || out_of_time {
-                    next_goal(&mut self.agents[i], id, !out_of_time, &mut report);
-                }
-            }
+            commit_agent(
+                &world,
+                i,
+                plan,
+                &mut self.agents[i],
+                &mut committed,
+                &mut guard,
+                &mut report,
+            );
             if let Some(feed) = feed {
                 feed.publish(i, self.snapshot_slot(i));
             }
@@ -1753,6 +1681,118 @@ impl Crowd {
             .flatten()
             .map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2)
             .fold(1.0, f64::max)
+    }
+}
+
+/// What committing an agent's plan reads besides the agent (see [`commit_agent`]).
+struct CommitWorld<'a> {
+    /// The snapshot's index.
+    hash: &'a AgentGrid,
+    /// How far beyond where `hash` indexed it a committed disc may reach.
+    others: f64,
+    /// Agents spawned during the step (not in `hash`).
+    late: &'a [usize],
+    obstacles: Obstacles<'a>,
+    goals: &'a [Goal],
+    stuck_after: u32,
+}
+
+/// Commits agent `i`'s plan (none: nothing to do) through the collision guard against the
+/// discs `committed` so far (the snapshot's for agents not yet committed), then its progress
+/// and goals; records it in `committed` and `report`. `slot` may be emptied (the agent leaves).
+fn commit_agent(
+    w: &CommitWorld<'_>,
+    i: usize,
+    plan: Option<Plan>,
+    slot: &mut Option<Agent>,
+    committed: &mut [Option<(DVec2, f64)>],
+    guard: &mut GuardScratch,
+    report: &mut StepReport,
+) {
+    let Some(plan) = plan else { return };
+    let id = AgentId(i as u32);
+    // Removed while the step was under way: its plan is dropped.
+    let Some(agent) = slot.as_mut() else {
+        committed[i] = None;
+        return;
+    };
+    if plan.unreachable {
+        // Reported and skipped: it holds its position and re-checks every step. Its
+        // goal's time limit still runs: a timed goal is how a host gives up on one.
+        if agent.state != AgentState::Unreachable {
+            report.unreachable.push(id);
+        }
+        agent.state = AgentState::Unreachable;
+        agent.speed_factor = 0.0;
+        if agent.tick_goal_clock() {
+            report.timed_out.push((id, agent.goal_index));
+            next_goal(slot, id, false, report);
+        }
+        return;
+    }
+    let start = agent.position;
+    let moved = guard_step(
+        start,
+        plan.displacement,
+        agent.params.radius,
+        i,
+        committed,
+        w.hash,
+        w.others,
+        w.late,
+        w.obstacles,
+        guard,
+    );
+    agent.position = start + moved;
+    committed[i] = Some((agent.position, agent.params.radius));
+    agent.heading = plan.heading;
+    agent.speed_factor = plan.speed_factor;
+    agent.bias = plan.bias;
+    if plan.recovered {
+        report.recovered.push(id);
+    }
+    let before = agent.state;
+    agent.state = if moved.length() < 1e-9 {
+        AgentState::Waiting
+    } else {
+        AgentState::Moving
+    };
+    // Progress: a net displacement of at least one local cell per `stuck_after` steps.
+    if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
+        agent.progress_mark = agent.position;
+        agent.stalled = 0;
+    } else {
+        agent.stalled += 1;
+        if agent.stalled >= w.stuck_after {
+            if before != AgentState::Stuck {
+                report.stuck.push(id);
+            }
+            agent.state = AgentState::Stuck;
+        }
+    }
+    // Goals.
+    let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
+        // Its goals were emptied while the step was under way: it stops there.
+        agent.state = AgentState::Arrived;
+        return;
+    };
+    let goal = &w.goals[goal_id.0 as usize];
+    let cell = goal.map.geometry().world_to_cell(agent.position);
+    // Unsensed cells of a search are fixed low, not goals; its target counts once found.
+    let on_goal = goal.known()
+        && goal.map.geometry().contains_cell(cell)
+        && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
+    let near = goal
+        .shape
+        .distance(agent.position)
+        .is_ok_and(|d| d <= agent.params.arrival_radius)
+        || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
+    let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
+    if out_of_time {
+        report.timed_out.push((id, agent.goal_index));
+    }
+    if on_goal || near || out_of_time {
+        next_goal(slot, id, !out_of_time, report);
     }
 }
 
