@@ -96,6 +96,8 @@ macro_rules! world_of {
     };
 }
 
+mod pipeline;
+
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]):
 /// the steps of such crowds are always shared between threads, so the other thread is awake
 /// when the commit starts. For smaller crowds, whose steps may run on the stepping thread
@@ -506,6 +508,9 @@ pub struct Crowd {
     /// near-first search is compared with).
     #[cfg(test)]
     sense_whole_box: bool,
+    /// Tests: steps run through [`Crowd::plan_and_commit`].
+    #[cfg(test)]
+    pipelined_steps: u64,
 }
 
 /// The phases of one planner step, in the order they run. The Bevy plugin runs each in its own
@@ -629,6 +634,8 @@ impl Crowd {
             in_flight: None,
             #[cfg(test)]
             sense_whole_box: false,
+            #[cfg(test)]
+            pipelined_steps: 0,
         })
     }
 
@@ -1239,6 +1246,11 @@ impl Crowd {
             if next == StepPhase::Motion {
                 return Some(self.commit());
             }
+            if next == StepPhase::Sensing && phase == StepPhase::Motion && self.pipelines() {
+                // Nobody looks between sensing and motion: commit while planning (see
+                // `pipeline`; the same computations).
+                return Some(self.plan_and_commit());
+            }
             if next == StepPhase::Sensing && phase >= StepPhase::Decision {
                 // Nobody looks between sensing and decision: run the three together, a job of
                 // agents at a time (the same computations, see `sense_relax_decide`).
@@ -1353,27 +1365,7 @@ impl Crowd {
         let (snapshot, hash, discs) = self.sensing_start();
         let world = world_of!(self, &discs);
         let work = |scratch: &mut ChunkScratch, job: &mut [(usize, &mut Agent)]| {
-            let prepared: Vec<Prepared> = job
-                .iter_mut()
-                .map(|(i, agent)| world.prepare(*i, agent, &hash, &mut scratch.neighbours))
-                .collect();
-            let mut relaxing =
-                to_relax(job.iter_mut().map(|(_, agent)| &mut **agent).zip(&prepared));
-            for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
-                scratch.relax(group);
-            }
-            drop(relaxing);
-            job.iter()
-                .zip(prepared)
-                .map(|((i, agent), p)| {
-                    let plan = match p {
-                        Prepared::Idle => None,
-                        Prepared::Done(plan) => Some(plan),
-                        Prepared::Relax { bias, recovered } => Some(agent.decide(bias, recovered)),
-                    };
-                    (*i, plan)
-                })
-                .collect::<Vec<_>>()
+            plan_job(&world, &hash, scratch, job)
         };
         let count = self.agents.len();
         let mut planners: Vec<(usize, &mut Agent)> = self
@@ -1682,6 +1674,36 @@ impl Crowd {
             .map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2)
             .fold(1.0, f64::max)
     }
+}
+
+/// Prepares, relaxes and decides one job's agents (see [`Crowd::sense_relax_decide`]): each
+/// agent's index and plan, in the job's order.
+fn plan_job(
+    world: &World<'_>,
+    hash: &AgentGrid,
+    scratch: &mut ChunkScratch,
+    job: &mut [(usize, &mut Agent)],
+) -> Vec<(usize, Option<Plan>)> {
+    let prepared: Vec<Prepared> = job
+        .iter_mut()
+        .map(|(i, agent)| world.prepare(*i, agent, hash, &mut scratch.neighbours))
+        .collect();
+    let mut relaxing = to_relax(job.iter_mut().map(|(_, agent)| &mut **agent).zip(&prepared));
+    for group in relaxing.chunk_by_mut(|a, b| a.0 == b.0) {
+        scratch.relax(group);
+    }
+    drop(relaxing);
+    job.iter()
+        .zip(prepared)
+        .map(|((i, agent), p)| {
+            let plan = match p {
+                Prepared::Idle => None,
+                Prepared::Done(plan) => Some(plan),
+                Prepared::Relax { bias, recovered } => Some(agent.decide(bias, recovered)),
+            };
+            (*i, plan)
+        })
+        .collect()
 }
 
 /// What committing an agent's plan reads besides the agent (see [`commit_agent`]).

@@ -1038,3 +1038,78 @@ fn crowds_stepped_side_by_side_count_ahead_without_waiting_on_each_other() {
     }
     assert!(counted > 30, "counted ahead {counted} times");
 }
+
+/// A whole step on two threads commits while it plans (`pipeline`), and changes nothing: a
+/// crowd stepped whole, its copy stepped phase by phase on the same pool (the commit after all
+/// plans) and a copy stepped whole on one thread stand at the same bits, headings and states
+/// after every step and report the same events in the same order, while agents arrive and
+/// leave; the first went through the pipelined step every time, the others never.
+#[test]
+fn committing_while_planning_changes_nothing() {
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut whole = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+    // Near goals, some time-limited, so that agents arrive, leave and time out during the run.
+    let goal = whole
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(12.0, 3.0),
+            radius: 1.5,
+        })
+        .unwrap();
+    let ids: Vec<AgentId> = whole.agents().map(|(id, _)| id).collect();
+    for (k, id) in ids.iter().enumerate().filter(|(k, _)| k % 3 == 0) {
+        let mut goals = vec![goal];
+        goals.extend(whole.agent(*id).unwrap().params().goals.clone());
+        if k % 2 == 0 {
+            goals.truncate(1);
+        }
+        whole.set_goals(*id, goals).unwrap();
+    }
+    let mut phased = whole.clone();
+    let mut alone = whole.clone();
+    let look = |c: &Crowd| -> Vec<(u32, [u64; 2], [u64; 2], AgentState)> {
+        c.agents()
+            .map(|(id, a)| {
+                (
+                    id.0,
+                    a.position().to_array().map(f64::to_bits),
+                    a.heading().to_array().map(f64::to_bits),
+                    a.state(),
+                )
+            })
+            .collect()
+    };
+    let mut events = 0;
+    for step in 0..80 {
+        let (a, b) = two.install(|| {
+            (whole.step(), {
+                let mut report = None;
+                for phase in [
+                    StepPhase::Guidance,
+                    StepPhase::Sensing,
+                    StepPhase::Relaxation,
+                    StepPhase::Decision,
+                    StepPhase::Motion,
+                ] {
+                    report = phased.advance_to(phase);
+                }
+                report.unwrap()
+            })
+        });
+        let c = one.install(|| alone.step());
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
+        assert_eq!(format!("{a:?}"), format!("{c:?}"), "step {step}");
+        assert_eq!(look(&whole), look(&phased), "step {step}");
+        assert_eq!(look(&whole), look(&alone), "step {step}");
+        events += a.arrived.len() + a.advanced.len() + a.removed.len();
+    }
+    assert_eq!(whole.pipelined_steps, 80);
+    assert_eq!(phased.pipelined_steps + alone.pipelined_steps, 0);
+    assert!(events >= 10, "{events} arrivals, advances and removals");
+}

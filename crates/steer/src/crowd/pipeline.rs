@@ -1,0 +1,270 @@
+//! A whole step with the commit running alongside the planning (DESIGN "Performance"; the
+//! commit itself is seed 000 §3.3's move through the collision guard, in id order).
+//!
+//! A step run whole ([`Crowd::step`](super::Crowd::step), or `advance_to(Motion)` from its
+//! start) has nobody looking between its decision and its motion, so the commit need not wait
+//! for every plan. The jobs are handed out in id order from a shared counter; as each is
+//! planned, whichever thread holds the commit commits every planned job that follows the last
+//! committed one, agent by agent in id order, and counts each committed agent's disc for the
+//! next step (see [`ahead`](super::ahead)). Job by job the commit trails the planning instead of
+//! following it, and only the last job's agents are committed after the planning ends.
+//!
+//! Every agent gets exactly what the serial commit gives it: agents are committed in the same
+//! order against the same discs (those not yet committed stand where the snapshot has them),
+//! and the collision guard looks as far as the longest move any planner may make (its
+//! `max_step`) instead of the step's longest planned move, which only adds candidates it then
+//! rejects, visited in the same order.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use glam::DVec2;
+
+use super::ahead::CountedAhead;
+use super::guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, ShapeGrid};
+use super::jobs::{job_sizes, split_into};
+use super::plan::World;
+use super::{
+    Agent, CommitWorld, Crowd, Plan, RasterKey, Snapshot, StepReport, commit_agent, disc_keys,
+    plan_job,
+};
+use crate::disc_raster::DiscCounter;
+
+/// A job's agent slots, in id order.
+type Slots<'s, 'a> = &'s mut [(usize, &'a mut Option<Agent>)];
+
+/// A planned job: its slots and each agent's index and plan, in the same order.
+type Planned<'s, 'a> = (Slots<'s, 'a>, Vec<(usize, Option<Plan>)>);
+
+/// The commit's state, held by one thread at a time.
+struct Committer {
+    /// The next job to commit.
+    next_job: usize,
+    /// The next agent slot whose final state is to be counted.
+    next_slot: usize,
+    /// Discs as committed so far (the snapshot's for agents not yet committed).
+    committed: Snapshot,
+    guard: GuardScratch,
+    report: StepReport,
+    /// Every slot's final state, in order, as far as counted.
+    counted: Snapshot,
+    /// The next step's disc rasters, one per key (made at the first commit).
+    counters: Option<Vec<(RasterKey, DiscCounter)>>,
+}
+
+impl Committer {
+    /// Counts the next slot's final state.
+    fn count(
+        &mut self,
+        slot: Option<(DVec2, f64)>,
+        make: impl FnOnce() -> Vec<(RasterKey, DiscCounter)>,
+    ) {
+        let counters = self.counters.get_or_insert_with(make);
+        if let Some((q, r)) = slot {
+            for (_, counter) in counters.iter_mut() {
+                counter.add(q, r);
+            }
+        }
+        self.counted.push(slot);
+        self.next_slot += 1;
+    }
+}
+
+impl Crowd {
+    /// Whether the step about to sense should run whole through [`Self::plan_and_commit`]: a
+    /// crowd of more than [`AHEAD_PLANNERS`](super::AHEAD_PLANNERS) planners (whose steps are
+    /// always shared) stepped from a pool thread with another thread in the pool.
+    pub(super) fn pipelines(&self) -> bool {
+        rayon::current_thread_index().is_some()
+            && rayon::current_num_threads() > 1
+            && self.agents.iter().flatten().filter(|a| a.plans()).count() > super::AHEAD_PLANNERS
+    }
+
+    /// Sensing to motion of a step whose guidance ran, with the commit trailing the planning
+    /// (see the module). Changes no result.
+    pub(super) fn plan_and_commit(&mut self) -> StepReport {
+        let (snapshot, hash, discs) = self.sensing_start();
+        let keys = disc_keys(&discs);
+        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
+            self.shape_grid = Some(ShapeGrid::new(
+                &self.static_bounds,
+                self.settings.min,
+                self.settings.max,
+            ));
+        }
+        let flight = *self.in_flight.take().expect("guidance ran");
+        // The longest move any planner may make: a unit heading times its `max_step` times a
+        // speed factor of at most one (a little more for rounding).
+        let longest = self
+            .agents
+            .iter()
+            .flatten()
+            .filter(|a| a.plans())
+            .map(|a| a.params.max_step)
+            .fold(0.0, f64::max)
+            * (1.0 + 1e-9);
+        let count = self.agents.len();
+        let threads = rayon::current_num_threads();
+        let world = world_of!(self, &discs);
+        let commit_world = CommitWorld {
+            hash: &hash,
+            others: longest + flight.drift + self.largest_radius,
+            late: &[],
+            obstacles: Obstacles {
+                statics: &self.statics,
+                static_bounds: &self.static_bounds,
+                moving: &self.moving,
+                grid: self.shape_grid.as_ref(),
+            },
+            goals: &self.goals,
+            stuck_after: self.settings.stuck_after,
+        };
+        let statics = &self.rasters;
+        let generation = self.raster_generation;
+        let make_counters = || -> Vec<(RasterKey, DiscCounter)> {
+            keys.iter()
+                .filter_map(|&(key, cell, radius)| {
+                    let (_, s) = statics.iter().find(|(k, _)| *k == key)?;
+                    Some((key, DiscCounter::new(cell, radius, s)?))
+                })
+                .collect()
+        };
+        let mut planners: Vec<(usize, &mut Option<Agent>)> = self
+            .agents
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, slot)| slot.as_ref().is_some_and(|a| a.plans()))
+            .collect();
+        let sizes = job_sizes(planners.len(), threads);
+        let jobs = split_into(&mut planners, &sizes);
+        let njobs = jobs.len();
+        let todo: Vec<Mutex<Option<Slots<'_, '_>>>> =
+            jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+        let planned: Vec<Mutex<Option<Planned<'_, '_>>>> =
+            (0..njobs).map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let committer = Mutex::new(Committer {
+            next_job: 0,
+            next_slot: 0,
+            committed: snapshot.clone(),
+            guard: GuardScratch::default(),
+            report: StepReport {
+                maps_solved: flight.maps_solved,
+                ..Default::default()
+            },
+            counted: Vec::with_capacity(count),
+            counters: None,
+        });
+        // Commits job after job while the next one is planned; `c` holds the commit.
+        let commit_job =
+            |c: &mut Committer, job: Slots<'_, '_>, plans: Vec<(usize, Option<Plan>)>| {
+                for ((i, slot), (_, plan)) in job.iter_mut().zip(plans) {
+                    while c.next_slot < *i {
+                        c.count(snapshot[c.next_slot], make_counters);
+                    }
+                    commit_agent(
+                        &commit_world,
+                        *i,
+                        plan,
+                        slot,
+                        &mut c.committed,
+                        &mut c.guard,
+                        &mut c.report,
+                    );
+                    c.count(
+                        slot.as_ref().map(|a| (a.position, a.params.radius)),
+                        make_counters,
+                    );
+                }
+            };
+        let take_planned = |k: usize| planned[k].lock().ok().and_then(|mut p| p.take());
+        // Commits every planned job that follows the last committed one, unless another
+        // thread is at it (that thread, or the one that planned the job it waits for, takes
+        // them up: a job planned while the commit was held is looked at again once it is
+        // let go).
+        let commit_ready = || {
+            loop {
+                let Ok(mut c) = committer.try_lock() else {
+                    return;
+                };
+                while c.next_job < njobs {
+                    let Some((job, plans)) = take_planned(c.next_job) else {
+                        break;
+                    };
+                    commit_job(&mut c, job, plans);
+                    c.next_job += 1;
+                }
+                let waiting = c.next_job;
+                drop(c);
+                let ready = waiting < njobs && planned[waiting].lock().is_ok_and(|p| p.is_some());
+                if !ready {
+                    return;
+                }
+            }
+        };
+        let pool = &self.scratch;
+        let work = || {
+            let mut pooled = pool.take();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= njobs {
+                    break;
+                }
+                let Some(job) = todo[k].lock().ok().and_then(|mut j| j.take()) else {
+                    continue;
+                };
+                let plans = {
+                    let mut agents: Vec<(usize, &mut Agent)> = job
+                        .iter_mut()
+                        .map(|(i, slot)| (*i, slot.as_mut().expect("planners are agents")))
+                        .collect();
+                    plan_job(&world, &hash, &mut pooled.scratch, &mut agents)
+                };
+                if let Ok(mut p) = planned[k].lock() {
+                    *p = Some((job, plans));
+                }
+                commit_ready();
+            }
+        };
+        self.warm.release();
+        rayon::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(|_| work());
+            }
+            work();
+        });
+        self.warm.keep(threads - 1);
+        let mut c = committer
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Every job was committed as the threads planned them (a job planned while the commit
+        // was held is taken up by the holder, or by its own thread once the commit is let go):
+        // this finds none left, and is here so that a slip in that hand-over could not drop
+        // a job's moves.
+        while c.next_job < njobs {
+            let Some((job, plans)) = take_planned(c.next_job) else {
+                break;
+            };
+            commit_job(&mut c, job, plans);
+            c.next_job += 1;
+        }
+        while c.next_slot < count {
+            c.count(snapshot[c.next_slot], make_counters);
+        }
+        let counters = c.counters.take().unwrap_or_default();
+        self.ahead = Some(CountedAhead {
+            snapshot: c.counted,
+            generation,
+            rasters: counters
+                .into_iter()
+                .filter_map(|(key, counter)| Some((key, counter.finish()?)))
+                .collect(),
+        });
+        self.step += 1;
+        #[cfg(test)]
+        {
+            self.pipelined_steps += 1;
+        }
+        c.report
+    }
+}
