@@ -210,6 +210,9 @@ fn begin_step(
     world.step_started = Some(std::time::Instant::now());
     world.moving.clear();
     world.rebuilt = false;
+    // A step committed in the `Sensing` set is written out in the same planner step's
+    // `Motion` set; nothing of it may reach a later step.
+    world.fused = None;
     if let Err(e) = world.ensure_built(&settings) {
         if !*warned {
             error!("crowdfield: settings rejected, the crowd is not built: {e}");
@@ -465,18 +468,46 @@ fn hand_over_moving_obstacles(mut world: ResMut<CrowdWorld>) {
 }
 
 /// A system running the crowd up to `phase`; sensing runs on through decision unless
-/// [`CrowdfieldSettings::split_phases`] asks for the phases apart.
+/// [`CrowdfieldSettings::split_phases`] asks for the phases apart, and on through the commit
+/// with [`CrowdfieldSettings::fuse_motion`].
 fn advance(phase: StepPhase) -> impl FnMut(Res<CrowdfieldSettings>, ResMut<CrowdWorld>) {
     move |settings: Res<CrowdfieldSettings>, mut world: ResMut<CrowdWorld>| {
-        let target = if phase == StepPhase::Sensing && !settings.split_phases {
-            StepPhase::Decision
-        } else {
-            phase
-        };
+        if !settings.split_phases && matches!(phase, StepPhase::Relaxation | StepPhase::Decision) {
+            // The `Sensing` set ran them; after a step it ran whole, asking for them would
+            // start the next step.
+            return;
+        }
+        let together = phase == StepPhase::Sensing && !settings.split_phases;
+        if together && settings.fuse_motion {
+            let world = &mut *world;
+            let before = positions_before(world);
+            if let Some(report) = world
+                .crowd_mut()
+                .and_then(|c| c.advance_to(StepPhase::Motion))
+            {
+                world.fused = Some((before, report));
+            }
+            return;
+        }
+        let target = if together { StepPhase::Decision } else { phase };
         if let Some(crowd) = world.crowd_mut() {
             crowd.advance_to(target);
         }
     }
+}
+
+/// Every registered agent's position before the step's commit, by crowd id.
+fn positions_before(world: &CrowdWorld) -> Vec<Option<Vec2>> {
+    let Some(crowd) = world.crowd() else {
+        return Vec::new();
+    };
+    (0..world.by_agent.len())
+        .map(|i| {
+            crowd
+                .agent(AgentId(i as u32))
+                .map(|a| a.position().as_vec2())
+        })
+        .collect()
 }
 
 fn map_state(state: crowdfield_steer::AgentState) -> AgentState {
@@ -497,19 +528,20 @@ fn commit_step(
     mut agents: Query<(&mut AgentState, &mut AgentPlan, &mut DesiredVelocity), With<CrowdAgent>>,
 ) {
     let world = &mut *world;
-    let Some(crowd) = world.crowd() else {
+    if world.crowd().is_none() {
         return;
-    };
-    let before: Vec<Option<Vec2>> = (0..world.by_agent.len())
-        .map(|i| {
-            crowd
-                .agent(AgentId(i as u32))
-                .map(|a| a.position().as_vec2())
-        })
-        .collect();
-    let crowd = world.crowd_mut().expect("checked above");
-    let Some(report) = crowd.advance_to(StepPhase::Motion) else {
-        return;
+    }
+    // Committed already in the `Sensing` set (`fuse_motion`), or now.
+    let (before, report) = match world.fused.take() {
+        Some(done) => done,
+        None => {
+            let before = positions_before(world);
+            let crowd = world.crowd_mut().expect("checked above");
+            let Some(report) = crowd.advance_to(StepPhase::Motion) else {
+                return;
+            };
+            (before, report)
+        }
     };
     let crowd = world.crowd().expect("stepped above");
     let hz = 1.0 / settings.planner_period() as f32;

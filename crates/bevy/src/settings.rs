@@ -24,8 +24,8 @@ pub enum MotionMode {
 /// `map_solves_per_step`, `stuck_after` or `line_of_sight` rebuilds the crowd at the next planner step: every
 /// agent registers again where it was last shown, with a fresh local map and its goal queue
 /// started over from the first target, and every obstacle is written into new global maps.
-/// `motion`, `face_heading`, `split_phases`, `worker_spin` and `point_goal_radius` (for goals
-/// added from then on) apply at once.
+/// `motion`, `face_heading`, `split_phases`, `fuse_motion`, `worker_spin` and
+/// `point_goal_radius` (for goals added from then on) apply at once.
 #[derive(Resource, Debug, Clone, PartialEq, Reflect)]
 #[reflect(Resource, Default)]
 pub struct CrowdfieldSettings {
@@ -68,6 +68,19 @@ pub struct CrowdfieldSettings {
     /// [`CrowdfieldSystems::Relaxation`]: crate::CrowdfieldSystems::Relaxation
     /// [`CrowdfieldSystems::Decision`]: crate::CrowdfieldSystems::Decision
     pub split_phases: bool,
+    /// Whether the [`CrowdfieldSystems::Sensing`] set runs the step on through its commit, for
+    /// hosts that order nothing of their own between [`CrowdfieldSystems::Sensing`] and
+    /// [`CrowdfieldSystems::Motion`] (headless runs: `crowdfield run` and `bench` turn it on).
+    /// Where the step has more than 64 planners and is run from a thread of rayon's pool with
+    /// another thread in it, the crowd then commits moves while it still plans (see
+    /// [`Crowd::step`]); the `Motion` set writes the outputs as usual. Off by default: a game
+    /// may read or change the crowd between decision and motion. Ignored with `split_phases`.
+    /// Results never depend on it.
+    ///
+    /// [`CrowdfieldSystems::Sensing`]: crate::CrowdfieldSystems::Sensing
+    /// [`CrowdfieldSystems::Motion`]: crate::CrowdfieldSystems::Motion
+    /// [`Crowd::step`]: crowdfield_steer::Crowd::step
+    pub fuse_motion: bool,
     /// How long rayon's pool threads stay awake after a planner step's parallel work, waiting
     /// for the next step's ([`Crowd::set_worker_spin`]). Zero by default: worth setting (to
     /// about 1 ms) only where planner steps run back to back, as in headless runs; in a game
@@ -93,6 +106,7 @@ impl Default for CrowdfieldSettings {
             point_goal_radius: 0.5,
             line_of_sight: false,
             split_phases: false,
+            fuse_motion: false,
             worker_spin: Duration::ZERO,
         }
     }

@@ -715,3 +715,60 @@ fn worker_spin_applies_at_once_and_changes_no_plan() {
     }
     assert_eq!(runs[0], runs[1]);
 }
+
+/// With `fuse_motion` the `Sensing` set runs each step on through its commit, and with more than
+/// 64 walkers stepped from a rayon pool of two threads (the executor single-threaded, as in
+/// `crowdfield run`) the crowd commits while it plans: one whole step an update either way, and
+/// the same plans, states and messages as committing in the `Motion` set.
+#[test]
+fn fused_motion_plans_and_reports_the_same_steps() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut runs = Vec::new();
+    for fuse in [false, true] {
+        // The app lives on the pool's thread, as `crowdfield run` keeps it.
+        let run = pool.install(|| {
+            let mut app = app(20.0, 30.0);
+            app.edit_schedule(FixedUpdate, |s| {
+                s.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new());
+            });
+            app.world_mut()
+                .resource_mut::<CrowdfieldSettings>()
+                .fuse_motion = fuse;
+            let walkers = crossing_files(&mut app, 80, 1.0, 0.35);
+            let mut track = Vec::new();
+            let mut steps = 0;
+            for _ in 0..40 {
+                app.update();
+                // One whole step an update once the crowd is built, none left under way.
+                if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd() {
+                    assert_eq!(crowd.phase(), None);
+                    assert!(steps == 0 || crowd.step_count() == steps + 1);
+                    steps = crowd.step_count();
+                }
+                track.push(
+                    walkers
+                        .iter()
+                        .map(|w| (planned(&app, *w), state(&app, *w)))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            assert!(steps >= 38, "{steps} steps");
+            (
+                track,
+                seen(&app).arrived.clone(),
+                seen(&app).waypoints.clone(),
+            )
+        });
+        let moved = run.0[0]
+            .iter()
+            .zip(&run.0[39])
+            .filter(|(a, b)| a.0 != b.0)
+            .count();
+        assert!(moved > 60, "{moved} of 80 walkers moved");
+        runs.push(run);
+    }
+    assert!(runs[0] == runs[1]);
+}

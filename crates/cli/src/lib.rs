@@ -116,8 +116,11 @@ fn headless_app(
     scenario: &Scenario,
     worker_spin: Duration,
 ) -> (App, f64, usize, CrowdfieldSettings) {
+    // Nothing of the runner's is ordered between the plugin's sets: its steps commit while
+    // they plan where the crowd can (`fuse_motion`).
     let mut settings = CrowdfieldSettings {
         worker_spin,
+        fuse_motion: true,
         ..Default::default()
     };
     scenario.apply_settings(&mut settings);
