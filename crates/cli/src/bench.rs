@@ -14,7 +14,8 @@
 //! arrival radius of the goal region or on one of its cells).
 //!
 //! Speed is agent-steps per second of steering work: for crowdfield the plugin's planner step
-//! (all phases), for [`Steering::CrowdStep`] `Crowd::step` and copying the positions out, for
+//! (all phases; the runner's app turns on `fuse_motion`, so large crowds commit while they
+//! plan), for [`Steering::CrowdStep`] `Crowd::step` and copying the positions out, for
 //! ORCA and seek the preferred velocity, the neighbour query, the velocity computation and the
 //! move. The first step (global maps solved) is left out. ORCA and seek ignore goal time limits
 //! (no shipped scenario has any); `CrowdStep` keeps them, as the plugin does.

@@ -156,7 +156,9 @@ pub fn initial_crowd(scenario: &Scenario) -> Option<(bevy_crowdfield::steer::Cro
     None
 }
 
-/// Runs a scenario headless and measures it.
+/// Runs a scenario headless and measures it: the plugin in an app of `MinimalPlugins`, with
+/// [`CrowdfieldSettings::fuse_motion`] on (nothing of the runner's runs between the plugin's
+/// sets).
 pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }
