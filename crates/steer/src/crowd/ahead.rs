@@ -3,10 +3,12 @@
 //!
 //! The commit walks the agents in id order, one at a time, and once it has passed an agent
 //! that agent's position and radius are final for the step. Another pool thread takes the
-//! final agents as they come, 32 at a time, and counts their discs into a [`DiscCounter`] per
-//! raster key the step's planners used, so that the next step starts with its disc rasters
-//! counted instead of counting them before its first job (crowds of more than 64 planners
-//! stepped on a pool of two threads or more; see `Crowd::commit`). The rasters are used only where nothing changed in
+//! final agents as they come, 32 at a time ([`DiscFeed`]), and counts their discs into a
+//! [`DiscCounter`] per raster key the step's planners used ([`DiscCounters`]), so that the
+//! next step starts with its disc rasters counted instead of counting them before its first
+//! job (crowds of more than 64 planners stepped on a pool of two threads or more; see
+//! `Crowd::commit`). A step run whole commits while it plans, and its committing thread
+//! counts into the same [`DiscCounters`] as it goes (`pipeline`). The rasters are used only where nothing changed in
 //! between: the next snapshot must read, bit for bit, what was counted, and the static
 //! rasters must be the same ([`Crowd`](super::Crowd) checks both); otherwise they are counted
 //! as usual. Either way each raster is the one [`DiscRaster::build`] gives for that snapshot.
@@ -42,6 +44,68 @@ impl CountedAhead {
                 .iter()
                 .zip(snapshot)
                 .all(|(a, b)| bits(a) == bits(b))
+    }
+}
+
+/// The next step's disc rasters being counted, agent slot by agent slot in id order, each
+/// slot as the commit left it; what the commit's join ([`DiscFeed::count`]) and the pipelined
+/// step's committer (`pipeline`) both count into.
+pub(super) struct DiscCounters {
+    counters: Vec<(RasterKey, DiscCounter)>,
+    snapshot: Snapshot,
+    generation: u64,
+}
+
+impl DiscCounters {
+    /// A counter for each of `keys` (key, local cell size, radius) with a static raster in
+    /// `statics` of static-raster generation `generation`, for `slots` agent slots; `None`
+    /// where no key has one (there is nothing to count ahead).
+    pub(super) fn new(
+        keys: &[(RasterKey, f64, f64)],
+        statics: &[(RasterKey, StaticRaster)],
+        generation: u64,
+        slots: usize,
+    ) -> Option<Self> {
+        let counters: Vec<(RasterKey, DiscCounter)> = keys
+            .iter()
+            .filter_map(|&(key, cell, radius)| {
+                let (_, s) = statics.iter().find(|(k, _)| *k == key)?;
+                Some((key, DiscCounter::new(cell, radius, s)?))
+            })
+            .collect();
+        (!counters.is_empty()).then(|| Self {
+            counters,
+            snapshot: Vec::with_capacity(slots),
+            generation,
+        })
+    }
+
+    /// Counts the next agent slot's final state.
+    pub(super) fn count(&mut self, slot: Option<(DVec2, f64)>) {
+        if let Some((q, r)) = slot {
+            for (_, counter) in &mut self.counters {
+                counter.add(q, r);
+            }
+        }
+        self.snapshot.push(slot);
+    }
+
+    /// Slots counted so far.
+    pub(super) fn counted(&self) -> usize {
+        self.snapshot.len()
+    }
+
+    /// The rasters of every slot counted.
+    pub(super) fn finish(self) -> CountedAhead {
+        CountedAhead {
+            snapshot: self.snapshot,
+            generation: self.generation,
+            rasters: self
+                .counters
+                .into_iter()
+                .filter_map(|(key, c)| Some((key, c.finish()?)))
+                .collect(),
+        }
     }
 }
 
@@ -120,46 +184,23 @@ impl DiscFeed {
         statics: &[(RasterKey, StaticRaster)],
         generation: u64,
     ) -> Option<CountedAhead> {
-        let mut counters: Vec<(RasterKey, DiscCounter)> = keys
-            .iter()
-            .filter_map(|&(key, cell, radius)| {
-                let (_, s) = statics.iter().find(|(k, _)| *k == key)?;
-                Some((key, DiscCounter::new(cell, radius, s)?))
-            })
-            .collect();
-        if counters.is_empty() {
-            return None;
-        }
-        let mut snapshot: Snapshot = Vec::with_capacity(self.len());
-        while snapshot.len() < self.len() {
+        let mut counters = DiscCounters::new(keys, statics, generation, self.len())?;
+        while counters.counted() < self.len() {
             // Read `closed` before `ready`: once closed, `ready` holds its last value.
             let closed = self.closed.load(Ordering::Acquire);
             let ready = self.ready.load(Ordering::Acquire);
-            if ready == snapshot.len() {
+            if ready == counters.counted() {
                 if closed {
                     return None;
                 }
                 std::hint::spin_loop();
                 continue;
             }
-            for i in snapshot.len()..ready {
-                let slot = self.slot(i);
-                if let Some((q, r)) = slot {
-                    for (_, counter) in &mut counters {
-                        counter.add(q, r);
-                    }
-                }
-                snapshot.push(slot);
+            for i in counters.counted()..ready {
+                counters.count(self.slot(i));
             }
         }
-        Some(CountedAhead {
-            snapshot,
-            generation,
-            rasters: counters
-                .into_iter()
-                .filter_map(|(key, c)| Some((key, c.finish()?)))
-                .collect(),
-        })
+        Some(counters.finish())
     }
 }
 

@@ -98,9 +98,9 @@ macro_rules! world_of {
 
 mod pipeline;
 
-/// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]):
-/// the steps of such crowds are always shared between threads, so the other thread is awake
-/// when the commit starts. For smaller crowds, whose steps may run on the stepping thread
+/// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]), and
+/// a step run whole commits while it plans (see [`pipeline`]): the steps of such crowds are
+/// always shared between threads, so the other thread is awake when the commit starts. For smaller crowds, whose steps may run on the stepping thread
 /// alone while the other sleeps, waking it cost more than the count saved: counting ahead for
 /// every crowd (in a first form that handed agents over one by one), `crossing` (24 walkers)
 /// ran 18 % and the bottleneck (40) 5 % slower, the hallway (200) 4 % and the circles (250)
@@ -1480,11 +1480,10 @@ impl Crowd {
     fn commit(&mut self) -> StepReport {
         let flight = *self.in_flight.take().expect("decision ran");
         self.ahead = None;
-        let planners = flight.plans.iter().flatten().count();
-        let ahead = planners > AHEAD_PLANNERS
-            && !flight.disc_keys.is_empty()
+        let ahead = !flight.disc_keys.is_empty()
             && rayon::current_thread_index().is_some()
-            && rayon::current_num_threads() > 1;
+            && rayon::current_num_threads() > 1
+            && flight.plans.iter().flatten().count() > AHEAD_PLANNERS;
         if !ahead {
             return self.commit_moves(flight, None);
         }
@@ -1502,6 +1501,18 @@ impl Crowd {
         self.rasters = statics;
         self.ahead = counted;
         report
+    }
+
+    /// Many static shapes: the collision guard finds those near a step through a grid of their
+    /// boxes, built when a commit first needs it.
+    fn ensure_shape_grid(&mut self) {
+        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
+            self.shape_grid = Some(ShapeGrid::new(
+                &self.static_bounds,
+                self.settings.min,
+                self.settings.max,
+            ));
+        }
     }
 
     /// Agent slot `i` as a snapshot reads it.
@@ -1531,14 +1542,7 @@ impl Crowd {
                 .map(|a| (a.position, a.params.radius));
         }
         let mut guard = GuardScratch::default();
-        // Many static shapes: the guard finds those near a step through a grid of their boxes.
-        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
-            self.shape_grid = Some(ShapeGrid::new(
-                &self.static_bounds,
-                self.settings.min,
-                self.settings.max,
-            ));
-        }
+        self.ensure_shape_grid();
         // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
         // displacement, plus the host's moves since the snapshot, plus the widest radius.
         let others = flight

@@ -5,16 +5,21 @@ use crowdfield_field::{BATCH_LANES_F32, FieldBatch, FieldBatchF32, floor_i64};
 use super::*;
 use crate::local_map::LocalPrecision;
 
+/// A rayon pool of `threads` threads.
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+}
+
 /// Sharing a small crowd's step between threads or keeping it on the stepping thread changes
 /// no bit: two copies of a crowd of 30, one made to share (two jobs, 16 + 14, swept by the
 /// time-skewed kernel) and one to stay alone (one job of 30, swept by the lanes), stepped on
 /// two threads, stand at the same bits after every step while they walk.
 #[test]
 fn sharing_a_small_crowd_or_not_changes_nothing() {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let pool = pool(2);
     let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
     for id in 30..120 {
         crowd.remove(AgentId(id)).unwrap();
@@ -77,10 +82,7 @@ fn step_until_kept(crowd: &mut Crowd) -> bool {
 /// (even with an endless spin); with no spin none waits.
 #[test]
 fn threads_kept_awake_run_other_work_and_stop_at_the_next_step() {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let pool = pool(2);
     let eventually = |done: &dyn Fn() -> bool| eventually(Duration::from_secs(20), done);
     pool.install(|| {
         let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
@@ -868,10 +870,7 @@ fn goals_added_together_match_goals_added_one_by_one() {
         .collect();
     assert_eq!(want.iter().filter(|r| r.is_err()).count(), 2, "{want:?}");
     for threads in [1, 3] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = pool(threads);
         let mut together = Crowd::new(settings, pillars.clone()).unwrap();
         let got = pool.install(|| together.add_goals(shapes.clone()));
         // Compared as text: the NaN in an error is not equal to itself.
@@ -907,14 +906,8 @@ fn goals_added_together_match_goals_added_one_by_one() {
 /// then; they are taken on every step the host left alone and on no other.
 #[test]
 fn discs_counted_during_the_commit_are_the_next_steps_discs() {
-    let two = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    let two = pool(2);
+    let one = pool(1);
     let mut ahead = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
     let mut plain = ahead.clone();
     let bits = |c: &Crowd| -> Vec<[u64; 2]> {
@@ -1009,14 +1002,8 @@ fn discs_counted_during_the_commit_are_the_next_steps_discs() {
 /// thread stand.
 #[test]
 fn crowds_stepped_side_by_side_count_ahead_without_waiting_on_each_other() {
-    let two = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    let two = pool(2);
+    let one = pool(1);
     let mut a = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
     let mut b = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
     let (mut a1, mut b1) = (a.clone(), b.clone());
@@ -1042,20 +1029,16 @@ fn crowds_stepped_side_by_side_count_ahead_without_waiting_on_each_other() {
 /// A whole step on two threads commits while it plans (`pipeline`), and changes nothing: a
 /// crowd stepped whole, its copy stepped phase by phase on the same pool (the commit after all
 /// plans) and a copy stepped whole on one thread stand at the same bits, headings and states
-/// after every step and report the same events in the same order, while agents arrive and
-/// leave; the first went through the pipelined step every time, the others never.
+/// after every step and report the same events in the same order, while agents arrive, move
+/// on to their next goal, time out and leave the crowd; the first went through the pipelined
+/// step every time, the others never.
 #[test]
 fn committing_while_planning_changes_nothing() {
-    let two = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    let two = pool(2);
+    let one = pool(1);
     let mut whole = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
-    // Near goals, some time-limited, so that agents arrive, leave and time out during the run.
+    // A goal near the bottom edge: a third of the walkers go there first (half of those then
+    // on to their own goal), so that agents arrive and move on to their next goal.
     let goal = whole
         .add_goal(Shape::Disc {
             centre: DVec2::new(12.0, 3.0),
@@ -1071,6 +1054,27 @@ fn committing_while_planning_changes_nothing() {
         }
         whole.set_goals(*id, goals).unwrap();
     }
+    // Walkers along the top edge: some leave the crowd as they reach a goal beside them, the
+    // others give up the far goal after three steps.
+    let beside = whole
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(12.0, 22.8),
+            radius: 1.0,
+        })
+        .unwrap();
+    for k in 0u32..7 {
+        let leaves = k % 2 == 0;
+        whole
+            .spawn(AgentParams {
+                position: DVec2::new(9.0 + f64::from(k), 23.2),
+                goals: vec![if leaves { beside } else { goal }],
+                on_arrival: ArrivalAction::Despawn,
+                time_limits: vec![(!leaves).then_some(3)],
+                seed: 500 + u64::from(k),
+                ..Default::default()
+            })
+            .unwrap();
+    }
     let mut phased = whole.clone();
     let mut alone = whole.clone();
     let look = |c: &Crowd| -> Vec<(u32, [u64; 2], [u64; 2], AgentState)> {
@@ -1085,7 +1089,7 @@ fn committing_while_planning_changes_nothing() {
             })
             .collect()
     };
-    let mut events = 0;
+    let (mut arrived, mut advanced, mut removed, mut timed_out) = (0, 0, 0, 0);
     for step in 0..80 {
         let (a, b) = two.install(|| {
             (whole.step(), {
@@ -1107,9 +1111,15 @@ fn committing_while_planning_changes_nothing() {
         assert_eq!(format!("{a:?}"), format!("{c:?}"), "step {step}");
         assert_eq!(look(&whole), look(&phased), "step {step}");
         assert_eq!(look(&whole), look(&alone), "step {step}");
-        events += a.arrived.len() + a.advanced.len() + a.removed.len();
+        arrived += a.arrived.len();
+        advanced += a.advanced.len();
+        removed += a.removed.len();
+        timed_out += a.timed_out.len();
     }
     assert_eq!(whole.pipelined_steps, 80);
     assert_eq!(phased.pipelined_steps + alone.pipelined_steps, 0);
-    assert!(events >= 10, "{events} arrivals, advances and removals");
+    assert!(
+        arrived >= 5 && advanced >= 3 && removed >= 2 && timed_out >= 3,
+        "arrived {arrived}, advanced {advanced}, removed {removed}, timed out {timed_out}"
+    );
 }
