@@ -13,6 +13,10 @@
 //! busy that long before each step, as a host's own work between planner steps would, the gaps
 //! taken in turn run by run; it then prints each gap's median of its runs' totals instead
 //! (docs/performance.md, *Two threads*).
+//!
+//! A fifth argument, `outside`, steps the crowd from the main thread, outside rayon's pool (the
+//! global pool, of THREADS threads), as a game's plugin does from Bevy's threads; by default it
+//! steps from a thread of its pool, as `crowdfield run` and `bench` do.
 
 use std::path::Path;
 use std::time::Instant;
@@ -22,7 +26,7 @@ use bevy_crowdfield::steer::AgentState;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else {
-        eprintln!("usage: crowd_steps SCENARIO [THREADS] [RUNS] [GAP_US,...]");
+        eprintln!("usage: crowd_steps SCENARIO [THREADS] [RUNS] [GAP_US,...] [outside]");
         std::process::exit(2);
     };
     let number = |i: usize, default: usize| -> usize {
@@ -46,6 +50,23 @@ fn main() {
             })
             .collect(),
     };
+    let outside = match args.get(4).map(String::as_str) {
+        None => false,
+        Some("outside") => true,
+        Some(other) => {
+            eprintln!("not `outside`: {other}");
+            std::process::exit(2)
+        }
+    };
+    // Stepping from outside the pool uses the global one: sized before anything uses it.
+    if outside
+        && let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+    {
+        eprintln!("global thread pool: {e}");
+        std::process::exit(1);
+    }
     let scenario = match crowdfield_cli::load(Path::new(path)) {
         Ok(s) => s,
         Err(e) => {
@@ -64,7 +85,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    pool.install(|| {
+    let body = || {
         // Each step's time in every run, and the walkers it moved.
         let mut times: Vec<Vec<f64>> = Vec::new();
         let mut walkers: Vec<u64> = Vec::new();
@@ -101,8 +122,9 @@ fn main() {
             let speed = agent_steps as f64 / seconds.max(f64::MIN_POSITIVE);
             totals[which].push(speed);
             println!(
-                "{}: run {run} of {runs}, {threads} threads, gap {} µs, {} steps, {speed:.0} agent-steps/s",
+                "{}: run {run} of {runs}, {threads} threads{}, gap {} µs, {} steps, {speed:.0} agent-steps/s",
                 scenario.name,
+                if outside { " (from outside)" } else { "" },
                 gap.as_micros(),
                 crowd.step_count(),
             );
@@ -132,5 +154,10 @@ fn main() {
             scenario.name,
             walkers.iter().sum::<u64>() as f64 / medians.max(f64::MIN_POSITIVE)
         );
-    });
+    };
+    if outside {
+        body();
+    } else {
+        pool.install(body);
+    }
 }

@@ -104,6 +104,10 @@ enum Command {
         /// Where to write the outputs.
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        /// Threads of the pool the run steps in (default: one per CPU). Results do not depend
+        /// on it.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
         /// Keep the other pool threads awake up to this many microseconds (at most one second)
         /// between planner steps, which run back to back here (0: off; see docs/performance.md,
         /// *Two threads*).
@@ -287,6 +291,7 @@ fn main() -> ExitCode {
             max_steps,
             seed,
             out,
+            threads,
             worker_spin_us,
         } => {
             let loaded = match load(&scenario) {
@@ -313,9 +318,23 @@ fn main() -> ExitCode {
                 seed,
                 worker_spin: Duration::from_micros(worker_spin_us),
             };
-            let output = run_scenario_with_progress(&loaded, options, |step, walking| {
-                bar.set_position(step);
-                bar.set_message(format!("{walking} walking"));
+            // The app steps the crowd from a thread of the pool, so that crowds of more than 64
+            // walkers commit while they plan and count the next step's discs meanwhile.
+            let pool = match rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.map_or(0, usize::from))
+                .build()
+            {
+                Ok(pool) => pool,
+                Err(e) => {
+                    eprintln!("could not start the thread pool: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let output = pool.install(|| {
+                run_scenario_with_progress(&loaded, options, |step, walking| {
+                    bar.set_position(step);
+                    bar.set_message(format!("{walking} walking"));
+                })
             });
             bar.finish_and_clear();
             if let Err(e) = write_outputs(&out, &output) {

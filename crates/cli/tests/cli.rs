@@ -226,6 +226,44 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     assert!(!out.exists(), "a bench that ran nothing must not write");
 }
 
+/// `run` steps in a pool of `--threads` threads: with two, the hallway's 200 walkers commit while
+/// they plan (more than 64 planners, stepped from a pool thread), and walk exactly as on one.
+/// A pool of no threads is refused before anything runs.
+#[test]
+fn run_walks_the_same_on_any_number_of_threads() {
+    let exe = env!("CARGO_BIN_EXE_crowdfield");
+    let dir = scratch("threads");
+    let mut walked = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.join(threads);
+        let ran = Command::new(exe)
+            .arg("run")
+            .arg(scenario("hallway-two-way"))
+            .args(["--steps", "12", "--threads", threads, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        walked.push(std::fs::read_to_string(out.join("trajectories.csv")).unwrap());
+    }
+    assert_eq!(walked[0].lines().count(), 1 + 200 * 12);
+    assert!(walked[0] == walked[1], "one thread and two walk alike");
+    let out = dir.join("none");
+    let refused = Command::new(exe)
+        .arg("run")
+        .arg(scenario("oncoming"))
+        .args(["--threads", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(!out.exists());
+}
+
 /// Every shipped benchmark scenario runs to completion: everyone arrives, nobody overlaps
 /// another agent or a wall at any step, the global maps are converged without interior local
 /// minima, and walked paths are at least about as long as the shortest ones (the geodesic on the
