@@ -159,6 +159,12 @@ pub fn initial_crowd(scenario: &Scenario) -> Option<(bevy_crowdfield::steer::Cro
 /// Runs a scenario headless and measures it: the plugin in an app of `MinimalPlugins`, with
 /// [`CrowdfieldSettings::fuse_motion`] on (nothing of the runner's runs between the plugin's
 /// sets).
+///
+/// The app runs on the calling thread. Called from a thread of a rayon pool (inside
+/// `ThreadPool::install`, as `crowdfield run` and `bench` call it), the crowd steps from that
+/// thread, and crowds of more than 64 walkers commit while they plan and count the next step's
+/// discs meanwhile; called from elsewhere, the crowd hands its parallel work to rayon's global
+/// pool and neither applies (the walk is the same; docs/performance.md, *Two threads*).
 pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }
