@@ -78,13 +78,6 @@ fn main() {
         eprintln!("{path}: the plugin built no crowd");
         std::process::exit(1);
     };
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("thread pool: {e}");
-            std::process::exit(1);
-        }
-    };
     let body = || {
         // Each step's time in every run, and the walkers it moved.
         let mut times: Vec<Vec<f64>> = Vec::new();
@@ -157,7 +150,13 @@ fn main() {
     };
     if outside {
         body();
-    } else {
-        pool.install(body);
+        return;
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(body),
+        Err(e) => {
+            eprintln!("thread pool: {e}");
+            std::process::exit(1);
+        }
     }
 }
