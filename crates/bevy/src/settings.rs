@@ -71,10 +71,11 @@ pub struct CrowdfieldSettings {
     /// Whether the [`CrowdfieldSystems::Sensing`] set runs the step on through its commit, for
     /// hosts that order nothing of their own between [`CrowdfieldSystems::Sensing`] and
     /// [`CrowdfieldSystems::Motion`] (headless runs: `crowdfield run` and `bench` turn it on).
-    /// Where the step has more than 64 planners and is run from a thread of rayon's pool with
-    /// another thread in it, the crowd then commits moves while it still plans (see
-    /// [`Crowd::step`]); the `Motion` set writes the outputs as usual. Off by default: a game
-    /// may read or change the crowd between decision and motion. Ignored with `split_phases`.
+    /// Where the step has more than 64 planners and rayon's pool another thread, the crowd then
+    /// commits moves while it still plans (see [`Crowd::step`]; from a thread outside rayon's
+    /// pools, as under Bevy's multi-threaded executor, the step first moves onto a thread of the
+    /// global pool); the `Motion` set writes the outputs as usual. Off by default: a game may
+    /// read or change the crowd between decision and motion. Ignored with `split_phases`.
     /// Results never depend on it.
     ///
     /// [`CrowdfieldSystems::Sensing`]: crate::CrowdfieldSystems::Sensing

@@ -1233,7 +1233,15 @@ impl Crowd {
     /// Agents may be spawned, removed or re-routed while a step is under way: a new agent has no
     /// plan until the next step, a removed one's plan is dropped, and a re-routed one commits
     /// its planned move and is checked against its new goals (an emptied queue stops it).
+    ///
+    /// Asked from outside any rayon pool for the rest of a step whose planning has not begun
+    /// (`advance_to(StepPhase::Motion)` before sensing), a crowd of more than 64 planners runs
+    /// it on a thread of rayon's global pool, where it commits while it plans; the caller waits
+    /// for it. Results never depend on where a step runs.
     pub fn advance_to(&mut self, phase: StepPhase) -> Option<StepReport> {
+        if self.hops_into_pool(phase) {
+            return rayon::scope(|_| self.advance_to(phase));
+        }
         loop {
             let next = match &self.in_flight {
                 None => StepPhase::Guidance,

@@ -9,6 +9,14 @@
 //! next step (see [`ahead`](super::ahead)). Job by job the commit trails the planning instead of
 //! following it, and only the last job's agents are committed after the planning ends.
 //!
+//! Only a thread of a rayon pool can hand jobs out this way and keep the commit. A whole step
+//! asked for from elsewhere (the plugin with `fuse_motion` under Bevy's multi-threaded
+//! executor, whose systems run on Bevy's threads; a host calling [`Crowd::step`] from its own
+//! thread) therefore moves onto a thread of rayon's global pool first, the caller waiting for
+//! it as it would for the step's parallel work anyway: one hand-over a step instead of one per
+//! parallel pass. Steps run phase by phase from outside a pool stay where they are: a hop for
+//! each phase cost more than it saved (docs/performance.md, *Two threads*).
+//!
 //! Every agent gets exactly what the serial commit gives it: agents are committed in the same
 //! order against the same discs (those not yet committed stand where the snapshot has them),
 //! and the collision guard looks as far as the longest move any planner may make (its
@@ -25,7 +33,8 @@ use super::guard::{GuardScratch, Obstacles};
 use super::jobs::{job_sizes, split_into};
 use super::plan::World;
 use super::{
-    Agent, CommitWorld, Crowd, Plan, Snapshot, StepReport, commit_agent, disc_keys, plan_job,
+    Agent, CommitWorld, Crowd, Plan, Snapshot, StepPhase, StepReport, commit_agent, disc_keys,
+    plan_job,
 };
 
 /// A job's agent slots, in id order.
@@ -64,9 +73,27 @@ impl Crowd {
     /// crowd of more than [`AHEAD_PLANNERS`](super::AHEAD_PLANNERS) planners (whose steps are
     /// always shared) stepped from a pool thread with another thread in the pool.
     pub(super) fn pipelines(&self) -> bool {
-        rayon::current_thread_index().is_some()
-            && rayon::current_num_threads() > 1
+        rayon::current_thread_index().is_some() && self.pipelinable()
+    }
+
+    /// More than [`AHEAD_PLANNERS`](super::AHEAD_PLANNERS) planners, and another thread in the
+    /// pool the step's work goes to (rayon's global pool from outside any pool).
+    fn pipelinable(&self) -> bool {
+        rayon::current_num_threads() > 1
             && self.agents.iter().flatten().filter(|a| a.plans()).count() > super::AHEAD_PLANNERS
+    }
+
+    /// Whether [`Crowd::advance_to`]`(phase)` should move onto a thread of rayon's global pool
+    /// (see the module): asked from outside any pool for the rest of a step whose planning has
+    /// not begun, by a crowd whose whole steps commit while they plan there.
+    pub(super) fn hops_into_pool(&self, phase: StepPhase) -> bool {
+        phase == StepPhase::Motion
+            && self
+                .in_flight
+                .as_ref()
+                .is_none_or(|f| f.done == StepPhase::Guidance)
+            && rayon::current_thread_index().is_none()
+            && self.pipelinable()
     }
 
     /// Sensing to motion of a step whose guidance ran, with the commit trailing the planning

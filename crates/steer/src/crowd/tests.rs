@@ -1032,6 +1032,52 @@ fn crowds_stepped_side_by_side_count_ahead_without_waiting_on_each_other() {
 /// after every step and report the same events in the same order, while agents arrive, move
 /// on to their next goal, time out and leave the crowd; the first went through the pipelined
 /// step every time, the others never.
+/// A whole step asked for from outside any rayon pool (a game's systems run on Bevy's threads)
+/// moves onto a thread of the global pool and commits while it plans there, whether asked at
+/// once (`Crowd::step`) or after its guidance phase (the plugin's `Guidance` set, then `Sensing`
+/// with `fuse_motion`); a step run phase by phase stays on the caller's thread. All walk as one
+/// thread does. Where the global pool has one thread, nothing moves.
+#[test]
+fn whole_steps_from_outside_the_pool_move_onto_it() {
+    let one = pool(1);
+    let mut whole = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
+    let mut guided = whole.clone();
+    let mut phased = whole.clone();
+    let mut alone = whole.clone();
+    let look = |c: &Crowd| -> Vec<(u32, [u64; 2], AgentState)> {
+        c.agents()
+            .map(|(id, a)| (id.0, a.position().to_array().map(f64::to_bits), a.state()))
+            .collect()
+    };
+    let steps = 30;
+    // The test's own thread is outside every pool; its work goes to the global one.
+    assert!(rayon::current_thread_index().is_none());
+    for step in 0..steps {
+        let a = whole.step();
+        assert!(guided.advance_to(StepPhase::Guidance).is_none());
+        let b = guided.advance_to(StepPhase::Motion).unwrap();
+        let mut c = None;
+        for phase in [StepPhase::Sensing, StepPhase::Decision, StepPhase::Motion] {
+            c = phased.advance_to(phase);
+        }
+        let d = one.install(|| alone.step());
+        for other in [&b, c.as_ref().unwrap(), &d] {
+            assert_eq!(format!("{a:?}"), format!("{other:?}"), "step {step}");
+        }
+        assert_eq!(look(&whole), look(&alone), "step {step}");
+        assert_eq!(look(&guided), look(&alone), "step {step}");
+        assert_eq!(look(&phased), look(&alone), "step {step}");
+    }
+    let moved = if rayon::current_num_threads() > 1 {
+        steps
+    } else {
+        0
+    };
+    assert_eq!(whole.pipelined_steps, moved);
+    assert_eq!(guided.pipelined_steps, moved);
+    assert_eq!(phased.pipelined_steps + alone.pipelined_steps, 0);
+}
+
 #[test]
 fn committing_while_planning_changes_nothing() {
     let two = pool(2);
