@@ -20,7 +20,10 @@ def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out = pathlib.Path(sys.argv[1])
-    totals = [int(t) for t in sys.argv[2:]] or [10, 20, 40, 80, 120, 160, 200, 300]
+    try:
+        totals = [int(t) for t in sys.argv[2:]] or [10, 20, 40, 80, 120, 160, 200, 300]
+    except ValueError as e:
+        sys.exit(f"not a walker count: {e}")
     text = SOURCE.read_text()
     if text.count("count: 100,") != 2:
         sys.exit(f"{SOURCE}: expected two regions of 100 walkers")

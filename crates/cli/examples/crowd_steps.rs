@@ -16,7 +16,10 @@
 //!
 //! A fifth argument, `outside`, steps the crowd from the main thread, outside rayon's pool (the
 //! global pool, of THREADS threads), as a game's plugin does from Bevy's threads; by default it
-//! steps from a thread of its pool, as `crowdfield run` and `bench` do.
+//! steps from a thread of its pool, as `crowdfield run` and `bench` do. From outside, since
+//! 5b69860, a crowd of more than 64 planners moves each step onto a thread of the global pool
+//! itself (`Crowd::advance_to`); the earlier `outside` figures in docs/performance.md were taken
+//! before that.
 
 use std::path::Path;
 use std::time::Instant;

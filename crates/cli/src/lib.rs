@@ -161,10 +161,13 @@ pub fn initial_crowd(scenario: &Scenario) -> Option<(bevy_crowdfield::steer::Cro
 /// sets).
 ///
 /// The app runs on the calling thread. Called from a thread of a rayon pool (inside
-/// `ThreadPool::install`, as `crowdfield run` and `bench` call it), the crowd steps from that
-/// thread, and crowds of more than 64 walkers commit while they plan and count the next step's
-/// discs meanwhile; called from elsewhere, the crowd hands its parallel work to rayon's global
-/// pool and neither applies (the walk is the same; docs/performance.md, *Two threads*).
+/// `ThreadPool::install`, as `crowdfield run` and `bench` call it), the crowd steps on that
+/// pool, and crowds of more than 64 walkers commit while they plan and count the next step's
+/// discs meanwhile. Called from elsewhere, the crowd's work goes to rayon's global pool: each
+/// whole step of such a crowd moves onto one of its threads and does the same, at the cost of a
+/// hand-over a step ([`Crowd::advance_to`]). The walk is the same either way.
+///
+/// [`Crowd::advance_to`]: bevy_crowdfield::steer::Crowd::advance_to
 pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }

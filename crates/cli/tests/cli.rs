@@ -22,6 +22,18 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// `crowdfield run FILE FLAGS… --out OUT`, as the built binary runs it.
+fn run_file(file: &Path, flags: &[&str], out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("run")
+        .arg(file)
+        .args(flags)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_corridor_runs_to_completion_without_overlaps() {
     let corridor = load(&scenario("corridor")).unwrap();
@@ -105,24 +117,12 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     assert!(message.contains("bad.scenario.ron:3:"), "{message}");
 
     let out = dir.join("out");
-    let ran = Command::new(exe)
-        .arg("run")
-        .arg(&bad)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let ran = run_file(&bad, &[], &out);
     assert_eq!(ran.status.code(), Some(2));
     assert!(!out.exists(), "a bad file must not leave outputs");
 
     let out = dir.join("good");
-    let ran = Command::new(exe)
-        .arg("run")
-        .arg(scenario("corridor"))
-        .args(["--steps", "3", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let ran = run_file(&scenario("corridor"), &["--steps", "3"], &out);
     assert!(
         ran.status.success(),
         "{}",
@@ -151,13 +151,7 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
 
     // A scenario with measurements adds their samples, their summaries and the diagram.
     let out = dir.join("measured");
-    let ran = Command::new(exe)
-        .arg("run")
-        .arg(scenario("bottleneck"))
-        .args(["--steps", "20", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let ran = run_file(&scenario("bottleneck"), &["--steps", "20"], &out);
     assert!(ran.status.success());
     let said = String::from_utf8_lossy(&ran.stdout);
     assert!(
@@ -193,13 +187,7 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         ),
     )
     .unwrap();
-    let ran = Command::new(exe)
-        .arg("run")
-        .arg(&away)
-        .args(["--steps", "2", "--out"])
-        .arg(dir.join("away"))
-        .output()
-        .unwrap();
+    let ran = run_file(&away, &["--steps", "2"], &dir.join("away"));
     assert!(ran.status.success());
     let warned = String::from_utf8_lossy(&ran.stderr);
     assert!(
@@ -231,18 +219,15 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
 /// A pool of no threads is refused before anything runs.
 #[test]
 fn run_walks_the_same_on_any_number_of_threads() {
-    let exe = env!("CARGO_BIN_EXE_crowdfield");
     let dir = scratch("threads");
     let mut walked = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.join(threads);
-        let ran = Command::new(exe)
-            .arg("run")
-            .arg(scenario("hallway-two-way"))
-            .args(["--steps", "12", "--threads", threads, "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
+        let ran = run_file(
+            &scenario("hallway-two-way"),
+            &["--steps", "12", "--threads", threads],
+            &out,
+        );
         assert!(
             ran.status.success(),
             "{}",
@@ -253,13 +238,7 @@ fn run_walks_the_same_on_any_number_of_threads() {
     assert_eq!(walked[0].lines().count(), 1 + 200 * 12);
     assert!(walked[0] == walked[1], "one thread and two walk alike");
     let out = dir.join("none");
-    let refused = Command::new(exe)
-        .arg("run")
-        .arg(scenario("oncoming"))
-        .args(["--threads", "0", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let refused = run_file(&scenario("oncoming"), &["--threads", "0"], &out);
     assert_eq!(refused.status.code(), Some(2));
     assert!(!out.exists());
 }

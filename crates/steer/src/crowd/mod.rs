@@ -96,6 +96,26 @@ macro_rules! world_of {
     };
 }
 
+/// The [`CommitWorld`] of a crowd's commit (a macro, like `world_of!`, so that it borrows only
+/// the fields it reads while the commit holds the agents mutably).
+macro_rules! commit_world_of {
+    ($crowd:expr, $hash:expr, $others:expr, $late:expr) => {
+        CommitWorld {
+            hash: $hash,
+            others: $others,
+            late: $late,
+            obstacles: Obstacles {
+                statics: &$crowd.statics,
+                static_bounds: &$crowd.static_bounds,
+                moving: &$crowd.moving,
+                grid: $crowd.shape_grid.as_ref(),
+            },
+            goals: &$crowd.goals,
+            stuck_after: $crowd.settings.stuck_after,
+        }
+    };
+}
+
 mod pipeline;
 
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]), and
@@ -1562,19 +1582,7 @@ impl Crowd {
             .fold(0.0, f64::max)
             + flight.drift
             + self.largest_radius;
-        let world = CommitWorld {
-            hash: &hash,
-            others,
-            late: &late,
-            obstacles: Obstacles {
-                statics: &self.statics,
-                static_bounds: &self.static_bounds,
-                moving: &self.moving,
-                grid: self.shape_grid.as_ref(),
-            },
-            goals: &self.goals,
-            stuck_after: self.settings.stuck_after,
-        };
+        let world = commit_world_of!(self, &hash, others, &late);
         for (i, plan) in flight.plans.into_iter().enumerate() {
             commit_agent(
                 &world,

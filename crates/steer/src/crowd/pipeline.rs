@@ -116,19 +116,8 @@ impl Crowd {
         let count = self.agents.len();
         let threads = rayon::current_num_threads();
         let world = world_of!(self, &discs);
-        let commit_world = CommitWorld {
-            hash: &hash,
-            others: longest + flight.drift + self.largest_radius,
-            late: &[],
-            obstacles: Obstacles {
-                statics: &self.statics,
-                static_bounds: &self.static_bounds,
-                moving: &self.moving,
-                grid: self.shape_grid.as_ref(),
-            },
-            goals: &self.goals,
-            stuck_after: self.settings.stuck_after,
-        };
+        let others = longest + flight.drift + self.largest_radius;
+        let commit_world = commit_world_of!(self, &hash, others, &[]);
         let statics = &self.rasters;
         let generation = self.raster_generation;
         let make_counters = || DiscCounters::new(&keys, statics, generation, count);

@@ -458,8 +458,10 @@ fn the_shape_grid_follows_the_static_obstacles() {
     assert_eq!(every(&crowd), (0..n as u32).collect::<Vec<_>>());
 }
 
-/// One step, a phase at a time (as the plugin's systems run it).
-fn step_by_phases(crowd: &mut Crowd) {
+/// One step, a phase at a time (as the plugin's systems run it with `split_phases`); its
+/// report.
+fn step_by_phases(crowd: &mut Crowd) -> StepReport {
+    let mut report = None;
     for phase in [
         StepPhase::Guidance,
         StepPhase::Sensing,
@@ -467,8 +469,25 @@ fn step_by_phases(crowd: &mut Crowd) {
         StepPhase::Decision,
         StepPhase::Motion,
     ] {
-        crowd.advance_to(phase);
+        report = crowd.advance_to(phase);
     }
+    report.expect("the motion phase ends the step")
+}
+
+/// Every agent's id, position and heading bits and state: what two crowds that walked alike
+/// share.
+fn walked(crowd: &Crowd) -> Vec<(u32, [u64; 2], [u64; 2], AgentState)> {
+    crowd
+        .agents()
+        .map(|(id, a)| {
+            (
+                id.0,
+                a.position().to_array().map(f64::to_bits),
+                a.heading().to_array().map(f64::to_bits),
+                a.state(),
+            )
+        })
+        .collect()
 }
 
 /// A 24 m square with `statics`, 120 random-held walkers in two files crossing it east and
@@ -1044,11 +1063,6 @@ fn whole_steps_from_outside_the_pool_move_onto_it() {
     let mut guided = whole.clone();
     let mut phased = whole.clone();
     let mut alone = whole.clone();
-    let look = |c: &Crowd| -> Vec<(u32, [u64; 2], AgentState)> {
-        c.agents()
-            .map(|(id, a)| (id.0, a.position().to_array().map(f64::to_bits), a.state()))
-            .collect()
-    };
     let steps = 30;
     // The test's own thread is outside every pool; its work goes to the global one.
     assert!(rayon::current_thread_index().is_none());
@@ -1064,9 +1078,9 @@ fn whole_steps_from_outside_the_pool_move_onto_it() {
         for other in [&b, c.as_ref().unwrap(), &d] {
             assert_eq!(format!("{a:?}"), format!("{other:?}"), "step {step}");
         }
-        assert_eq!(look(&whole), look(&alone), "step {step}");
-        assert_eq!(look(&guided), look(&alone), "step {step}");
-        assert_eq!(look(&phased), look(&alone), "step {step}");
+        assert_eq!(walked(&whole), walked(&alone), "step {step}");
+        assert_eq!(walked(&guided), walked(&alone), "step {step}");
+        assert_eq!(walked(&phased), walked(&alone), "step {step}");
     }
     let moved = if rayon::current_num_threads() > 1 {
         steps
@@ -1123,40 +1137,14 @@ fn committing_while_planning_changes_nothing() {
     }
     let mut phased = whole.clone();
     let mut alone = whole.clone();
-    let look = |c: &Crowd| -> Vec<(u32, [u64; 2], [u64; 2], AgentState)> {
-        c.agents()
-            .map(|(id, a)| {
-                (
-                    id.0,
-                    a.position().to_array().map(f64::to_bits),
-                    a.heading().to_array().map(f64::to_bits),
-                    a.state(),
-                )
-            })
-            .collect()
-    };
     let (mut arrived, mut advanced, mut removed, mut timed_out) = (0, 0, 0, 0);
     for step in 0..80 {
-        let (a, b) = two.install(|| {
-            (whole.step(), {
-                let mut report = None;
-                for phase in [
-                    StepPhase::Guidance,
-                    StepPhase::Sensing,
-                    StepPhase::Relaxation,
-                    StepPhase::Decision,
-                    StepPhase::Motion,
-                ] {
-                    report = phased.advance_to(phase);
-                }
-                report.unwrap()
-            })
-        });
+        let (a, b) = two.install(|| (whole.step(), step_by_phases(&mut phased)));
         let c = one.install(|| alone.step());
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
         assert_eq!(format!("{a:?}"), format!("{c:?}"), "step {step}");
-        assert_eq!(look(&whole), look(&phased), "step {step}");
-        assert_eq!(look(&whole), look(&alone), "step {step}");
+        assert_eq!(walked(&whole), walked(&phased), "step {step}");
+        assert_eq!(walked(&whole), walked(&alone), "step {step}");
         arrived += a.arrived.len();
         advanced += a.advanced.len();
         removed += a.removed.len();
