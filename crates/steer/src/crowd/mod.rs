@@ -39,19 +39,20 @@
 //!
 //! # Layout
 //!
-//! This file holds the crowd, its agents and goals, and the phases of a step. Beside it: `plan`
-//! (one agent's planning from the snapshot, step 2), `jobs` (how planning is split into jobs and
-//! shared between threads), `guard` (the commit's collision guard, step 3), `grid`
-//! ([`AgentGrid`] and the spawn-time hash) and `tests`.
+//! This file holds the crowd, its agents and the phases of a step up to the decision. Beside
+//! it: `goals` (goal regions, their global maps and searches, static obstacle edits), `plan`
+//! (one agent's planning from the snapshot, step 2), `jobs` (how planning is split into jobs
+//! and shared between threads), `pipeline` (a whole step committing while it plans), `commit`
+//! (the motion phase, steps 3 and 4), `guard` (the commit's collision guard), `ahead`
+//! (counting the next step's disc rasters during the commit), `grid` ([`AgentGrid`] and the
+//! spawn-time hash) and `tests`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use glam::DVec2;
 
 use crowdfield_field::{
-    Bias, CellKind, Coverage, Field, FieldError, GridGeometry, MultigridSolver, MultigridWorkspace,
-    Shape, SubgoalCache, SubgoalStack, raster,
+    Bias, Coverage, FieldError, GridGeometry, MultigridWorkspace, Shape, SubgoalStack,
 };
 use rayon::prelude::*;
 
@@ -60,8 +61,7 @@ use crate::behaviour::{BehaviourSlots, BehaviourState};
 use crate::disc_raster::DiscRaster;
 use crate::local_map::{LocalMap, LocalMapSettings};
 use crate::motion::{HeadingRule, SpeedLaw, decide};
-use crate::search::{Search, SearchSettings};
-use crate::static_raster::{CellRegion, StaticRaster, boxes_overlap};
+use crate::static_raster::StaticRaster;
 
 mod ahead;
 mod grid;
@@ -69,10 +69,10 @@ mod guard;
 mod jobs;
 mod plan;
 
-use ahead::{Closer, CountedAhead, DiscFeed};
+use ahead::CountedAhead;
 pub use grid::AgentGrid;
 use grid::{SPAWN_CELL, SpatialHash};
-use guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, ShapeGrid, guard_step};
+use guard::ShapeGrid;
 use jobs::{ChunkScratch, ScratchPool, ShareTuner, WarmWorkers, job_sizes, split_into, to_relax};
 use plan::{Neighbours, World};
 
@@ -116,7 +116,12 @@ macro_rules! commit_world_of {
     };
 }
 
+mod commit;
+mod goals;
 mod pipeline;
+
+use commit::{CommitWorld, commit_agent};
+pub use goals::Goal;
 
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]), and
 /// a step run whole commits while it plans (see [`pipeline`]): the steps of such crowds are
@@ -266,98 +271,6 @@ impl Default for AgentParams {
             local_map: LocalMapSettings::default(),
             seed: 0,
         }
-    }
-}
-
-/// A goal: its region and its converged harmonic global map.
-#[derive(Debug, Clone)]
-pub struct Goal {
-    shape: Shape,
-    centre: DVec2,
-    /// Bounding box of the shape, to skip stamping it into windows far away.
-    bounds: (DVec2, DVec2),
-    map: Field<f64>,
-    /// The map edited for the current obstacles, waiting for its solve.
-    pending: Option<Field<f64>>,
-    /// Changes whenever `map` is replaced; unique within the process.
-    revision: u64,
-    /// Sub-goal fields over `map`, shared by the agents heading here (cleared with `revision`).
-    subgoals: SubgoalCache,
-    /// For a search ([`Crowd::add_search`]): what has been sensed of the unknown world.
-    search: Option<Box<Search>>,
-}
-
-/// Source of [`Goal::revision`] numbers, shared by every crowd in the process so that a number
-/// never names two different maps.
-static NEXT_MAP_REVISION: AtomicU64 = AtomicU64::new(1);
-
-/// Solves a goal's global map: harmonic, to `tolerance`.
-fn solve_goal_map(
-    workspace: &mut MultigridWorkspace,
-    map: &mut Field<f64>,
-    tolerance: f64,
-) -> Result<(), SteerError> {
-    MultigridSolver::new().solve_with(workspace, map, &Bias::HARMONIC, tolerance)?;
-    Ok(())
-}
-
-fn next_map_revision() -> u64 {
-    NEXT_MAP_REVISION.fetch_add(1, Ordering::Relaxed)
-}
-
-impl Goal {
-    /// Sub-goal fields over the map, shared by every agent heading here
-    /// ([`SubgoalStack::descent_shared`]); cleared whenever the map is replaced.
-    pub fn subgoal_cache(&self) -> &SubgoalCache {
-        &self.subgoals
-    }
-
-    /// The goal region.
-    pub fn shape(&self) -> &Shape {
-        &self.shape
-    }
-
-    /// The harmonic global map towards this goal.
-    pub fn map(&self) -> &Field<f64> {
-        &self.map
-    }
-
-    /// Whether obstacles changed since the map was solved and a new solve is waiting.
-    pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    /// Whether this goal is a search ([`Crowd::add_search`]).
-    pub fn is_search(&self) -> bool {
-        self.search.is_some()
-    }
-
-    /// For a search: whether the target has been found (`None` for an ordinary goal).
-    pub fn found(&self) -> Option<bool> {
-        self.search.as_ref().map(|s| s.found_at.is_some())
-    }
-
-    /// For a search: the planner step at which the target was first sensed.
-    pub fn found_at(&self) -> Option<u64> {
-        self.search.as_ref().and_then(|s| s.found_at)
-    }
-
-    /// For a search: how many global cells the searchers have sensed so far.
-    pub fn sensed_cells(&self) -> Option<usize> {
-        self.search.as_ref().map(|s| s.sensed_count)
-    }
-
-    /// Whether the goal's region is known to agents: always for an ordinary goal, once found
-    /// for a search.
-    fn known(&self) -> bool {
-        self.search.as_ref().is_none_or(|s| s.found_at.is_some())
-    }
-
-    /// A number that changes whenever [`Goal::map`] is replaced by a new solve. No two maps in
-    /// the process share one, even across crowds, so a viewer can cache what it drew from a
-    /// map under this key.
-    pub fn revision(&self) -> u64 {
-        self.revision
     }
 }
 
@@ -701,242 +614,6 @@ impl Crowd {
         self.step
     }
 
-    /// A global map with every static obstacle, grown by the global inflation, and free
-    /// cells at 1.
-    fn static_map(&self) -> Result<Field<f64>, SteerError> {
-        let mut map = Field::<f64>::new(self.geometry, 1.0);
-        for s in &self.statics {
-            raster::rasterise_obstacle(
-                &mut map,
-                s,
-                self.settings.global_inflation,
-                Coverage::Touch,
-            )?;
-        }
-        Ok(map)
-    }
-
-    /// Adds a goal region and solves its global map (harmonic, static obstacles only).
-    pub fn add_goal(&mut self, shape: Shape) -> Result<GoalId, SteerError> {
-        let mut map = self.goal_map(&shape, &self.static_map())?;
-        solve_goal_map(
-            &mut self.workspace,
-            &mut map,
-            self.settings.global_tolerance,
-        )?;
-        self.push_goal(shape, map, None)
-    }
-
-    /// Adds goal regions as [`Crowd::add_goal`] does one by one, in order (the same ids, maps
-    /// and errors: a shape that fails takes no id), but solves their global maps in parallel
-    /// on the current rayon pool, each with work memory of its own. For a host that meets many
-    /// new goals at once: the concentric circles of 500 (500 goals of 182 × 182 cells) took
-    /// 2.7–3.0 s to build one goal at a time on this project's machine, 1.3–1.5 s this way on
-    /// two threads.
-    pub fn add_goals(
-        &mut self,
-        shapes: impl IntoIterator<Item = Shape>,
-    ) -> Vec<Result<GoalId, SteerError>> {
-        let shapes: Vec<Shape> = shapes.into_iter().collect();
-        if shapes.is_empty() {
-            return Vec::new();
-        }
-        let statics = self.static_map();
-        let tolerance = self.settings.global_tolerance;
-        let prepared: Vec<Result<(Shape, Field<f64>), SteerError>> = shapes
-            .into_iter()
-            .map(|shape| {
-                let map = self.goal_map(&shape, &statics)?;
-                Ok((shape, map))
-            })
-            .collect();
-        let solved: Vec<Result<(Shape, Field<f64>), SteerError>> = prepared
-            .into_par_iter()
-            .map_init(MultigridWorkspace::new, |workspace, prepared| {
-                let (shape, mut map) = prepared?;
-                solve_goal_map(workspace, &mut map, tolerance)?;
-                Ok((shape, map))
-            })
-            .collect();
-        solved
-            .into_iter()
-            .map(|r| r.and_then(|(shape, map)| self.push_goal(shape, map, None)))
-            .collect()
-    }
-
-    /// `statics` (the static map, or why it could not be made) with `shape`'s free cells made
-    /// goals, unsolved.
-    fn goal_map(
-        &self,
-        shape: &Shape,
-        statics: &Result<Field<f64>, SteerError>,
-    ) -> Result<Field<f64>, SteerError> {
-        shape.validate()?;
-        let mut map = statics.clone()?;
-        let cells = shape.cells(&self.geometry, 0.0, Coverage::Touch)?;
-        let mut any = false;
-        for (x, y) in cells {
-            if map.kind(x, y) == Some(CellKind::Free) {
-                map.set_goal(x, y)?;
-                any = true;
-            }
-        }
-        if !any {
-            return Err(SteerError::GoalBlocked);
-        }
-        Ok(map)
-    }
-
-    /// Adds a goal over `shape` with its global `map` (and, for a search, its state).
-    fn push_goal(
-        &mut self,
-        shape: Shape,
-        map: Field<f64>,
-        search: Option<Box<Search>>,
-    ) -> Result<GoalId, SteerError> {
-        let centre = shape_centre(&shape);
-        let bounds = shape.bounds()?;
-        self.goals.push(Goal {
-            shape,
-            centre,
-            bounds,
-            map,
-            pending: None,
-            revision: next_map_revision(),
-            subgoals: SubgoalCache::new(),
-            search,
-        });
-        Ok(GoalId(self.goals.len() as u32 - 1))
-    }
-
-    /// Adds a search for a hidden `target` in a world the searchers do not know (seed 000
-    /// §6.11, seed 001 A3; see [`crate::search`]). Agents given this goal explore: unsensed
-    /// space attracts them until one of them senses the target, which then becomes an ordinary
-    /// goal. Searchers of one target share what they sense.
-    pub fn add_search(
-        &mut self,
-        target: Shape,
-        settings: SearchSettings,
-    ) -> Result<GoalId, SteerError> {
-        target.validate()?;
-        settings.validate()?;
-        let truth: Vec<bool> = self
-            .static_map()?
-            .kinds()
-            .iter()
-            .map(|k| *k == CellKind::Obstacle)
-            .collect();
-        let cells: Vec<(usize, usize)> = target
-            .cells(&self.geometry, 0.0, Coverage::Touch)?
-            .into_iter()
-            .filter(|&(x, y)| !truth[self.geometry.index(x, y)])
-            .collect();
-        if cells.is_empty() {
-            return Err(SteerError::GoalBlocked);
-        }
-        let search = Search::new(settings, truth, cells);
-        let mut map = Field::<f64>::new(self.geometry, settings.unknown_value);
-        search.initial_map(&mut map);
-        self.push_goal(target, map, Some(Box::new(search)))
-    }
-
-    /// Searches: every agent heading for one senses and relaxes around itself, in id order; a
-    /// search whose target was sensed concludes and is solved once.
-    fn explore(&mut self) {
-        let step = self.step;
-        for (g, goal) in self.goals.iter_mut().enumerate() {
-            let Some(search) = goal.search.as_mut() else {
-                continue;
-            };
-            if search.found_at.is_some() {
-                continue;
-            }
-            let searchers: Vec<(DVec2, f64)> = self
-                .agents
-                .iter()
-                .flatten()
-                .filter(|a| a.plans() && a.params.goals[a.goal_index] == GoalId(g as u32))
-                .map(|a| (a.position, a.params.local_map.width() * 0.5))
-                .collect();
-            if searchers.is_empty() {
-                continue;
-            }
-            for &(p, _) in &searchers {
-                search.sense(&mut goal.map, p);
-            }
-            if search.target_sensed(&goal.map) {
-                search.conclude(&mut goal.map, step);
-                let _ = MultigridSolver::new().solve_with(
-                    &mut self.workspace,
-                    &mut goal.map,
-                    &Bias::HARMONIC,
-                    self.settings.global_tolerance,
-                );
-            } else {
-                for &(p, half) in &searchers {
-                    let reach =
-                        half.max(search.settings.sensor_range) + goal.map.geometry().cell_size();
-                    search.relax_around(&mut goal.map, p, reach);
-                }
-            }
-            goal.revision = next_map_revision();
-            goal.subgoals.clear();
-        }
-    }
-
-    /// A goal by id.
-    pub fn goal(&self, id: GoalId) -> Option<&Goal> {
-        self.goals.get(id.0 as usize)
-    }
-
-    /// Adds a static obstacle. Local maps see it from the next step; each goal's global map is
-    /// edited around it at once and re-solved (warm-started from the previous solution) within
-    /// the next steps, [`CrowdSettings::map_solves_per_step`] maps per step.
-    pub fn add_obstacle(&mut self, shape: Shape) -> Result<ObstacleId, SteerError> {
-        let bounds = shape.bounds()?;
-        let id = ObstacleId(self.next_obstacle);
-        self.next_obstacle += 1;
-        let at = self.statics.len() - 4;
-        self.statics.insert(at, shape);
-        self.static_bounds.insert(at, bounds);
-        self.static_ids.insert(at, Some(id));
-        self.obstacles_changed(bounds);
-        Ok(id)
-    }
-
-    /// Removes a static obstacle added earlier (or given to [`Crowd::new`]); maps are updated
-    /// as for [`Crowd::add_obstacle`].
-    pub fn remove_obstacle(&mut self, id: ObstacleId) -> Result<(), SteerError> {
-        let at = self
-            .static_ids
-            .iter()
-            .position(|i| *i == Some(id))
-            .ok_or(SteerError::UnknownObstacle(id.0))?;
-        self.statics.remove(at);
-        let bounds = self.static_bounds.remove(at);
-        self.static_ids.remove(at);
-        self.obstacles_changed(bounds);
-        Ok(())
-    }
-
-    /// Replaces the moving obstacles (doors, vehicles, physics bodies…): shapes at their
-    /// current pose, stamped into local maps and respected by the collision guard from the next
-    /// sensing phase on, but never written into global maps. Validated as a whole: on error the
-    /// previous set stays.
-    pub fn set_moving_obstacles(&mut self, shapes: Vec<Shape>) -> Result<(), SteerError> {
-        let moving = shapes
-            .into_iter()
-            .map(|s| s.bounds().map(|b| (s, b)))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.moving = moving;
-        Ok(())
-    }
-
-    /// The moving obstacles set last.
-    pub fn moving_obstacles(&self) -> impl Iterator<Item = &Shape> {
-        self.moving.iter().map(|(s, _)| s)
-    }
-
     /// Moves an agent to `position` (a host whose physics or animation owns motion reports
     /// where the agent really is before each step). The position must be finite and inside the
     /// world bounds; overlaps are not checked here (the guard keeps later steps from deepening
@@ -997,89 +674,6 @@ impl Crowd {
         agent.stalled = 0;
         agent.progress_mark = agent.position;
         Ok(())
-    }
-
-    /// Global maps edited but not yet re-solved.
-    pub fn pending_map_solves(&self) -> usize {
-        self.goals.iter().filter(|g| g.pending.is_some()).count()
-    }
-
-    /// Brings the static rasters and the (pending) global maps up to date inside `region`.
-    fn obstacles_changed(&mut self, (lo, hi): (DVec2, DVec2)) {
-        self.shape_grid = None;
-        self.raster_generation += 1;
-        for (_, raster) in &mut self.rasters {
-            raster.refresh(lo, hi, &self.statics, &self.static_bounds);
-        }
-        let grow = DVec2::splat(self.settings.global_inflation + self.geometry.cell_size());
-        let (lo, hi) = (lo - grow, hi + grow);
-        for goal in &mut self.goals {
-            if let Some(search) = goal.search.as_mut() {
-                refresh_search(
-                    search,
-                    &mut goal.map,
-                    lo,
-                    hi,
-                    &self.statics,
-                    self.settings.global_inflation,
-                );
-                goal.revision = next_map_revision();
-                goal.subgoals.clear();
-                if search.found_at.is_some() {
-                    // A concluded search is an ordinary map now: solve it again like one.
-                    goal.pending = Some(goal.map.clone());
-                }
-                continue;
-            }
-            let map = goal.pending.get_or_insert_with(|| goal.map.clone());
-            refresh_global(
-                map,
-                lo,
-                hi,
-                &self.statics,
-                &self.static_bounds,
-                self.settings.global_inflation,
-                &goal.shape,
-            );
-        }
-    }
-
-    /// Solves up to `map_solves_per_step` pending global maps and swaps them in.
-    fn solve_pending(&mut self) -> Vec<GoalId> {
-        let mut solved = Vec::new();
-        for (g, goal) in self.goals.iter_mut().enumerate() {
-            // 0 would leave edited maps unsolved for ever: at least one per step.
-            if solved.len() >= self.settings.map_solves_per_step.max(1) {
-                break;
-            }
-            let Some(mut map) = goal.pending.take() else {
-                continue;
-            };
-            let solved_map = MultigridSolver::new().solve_with(
-                &mut self.workspace,
-                &mut map,
-                &Bias::HARMONIC,
-                self.settings.global_tolerance,
-            );
-            if let Err(FieldError::NoGoal) = solved_map {
-                // The goal is walled in: a flat map, every agent heading there is unreachable
-                // until an edit opens it again.
-                map.reset_free(1.0);
-            }
-            goal.map = map;
-            goal.revision = next_map_revision();
-            goal.subgoals.clear();
-            solved.push(GoalId(g as u32));
-        }
-        // Sub-goals were stacked on the old maps.
-        for agent in self.agents.iter_mut().flatten() {
-            if let Some(goal) = agent.params.goals.get(agent.goal_index)
-                && solved.contains(goal)
-            {
-                agent.subgoals.clear();
-            }
-        }
-        solved
     }
 
     /// Adds an agent after validating everything about it.
@@ -1497,114 +1091,11 @@ impl Crowd {
         self.warm.keep(usize::MAX);
     }
 
-    /// Motion: commit every plan through the collision guard in id order, then goals.
-    ///
-    /// For crowds of more than [`AHEAD_PLANNERS`] planners stepped from a pool thread with
-    /// another thread in the pool, where the step's disc rasters were laid over static
-    /// rasters, that other thread counts the next step's disc rasters meanwhile, each agent as
-    /// soon as the commit has passed it ([`ahead`]); the next step takes them if nothing
-    /// changed in between. Changes no result: the rasters are the ones the next step would
-    /// count.
-    fn commit(&mut self) -> StepReport {
-        let flight = *self.in_flight.take().expect("decision ran");
-        self.ahead = None;
-        let ahead = !flight.disc_keys.is_empty()
-            && rayon::current_thread_index().is_some()
-            && rayon::current_num_threads() > 1
-            && flight.plans.iter().flatten().count() > AHEAD_PLANNERS;
-        if !ahead {
-            return self.commit_moves(flight, None);
-        }
-        let keys = flight.disc_keys.clone();
-        let feed = DiscFeed::new(self.agents.len());
-        let statics = std::mem::take(&mut self.rasters);
-        let generation = self.raster_generation;
-        let (report, counted) = rayon::join(
-            || {
-                let _closer = Closer(&feed);
-                self.commit_moves(flight, Some(&feed))
-            },
-            || feed.count(&keys, &statics, generation),
-        );
-        self.rasters = statics;
-        self.ahead = counted;
-        report
-    }
-
-    /// Many static shapes: the collision guard finds those near a step through a grid of their
-    /// boxes, built when a commit first needs it.
-    fn ensure_shape_grid(&mut self) {
-        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
-            self.shape_grid = Some(ShapeGrid::new(
-                &self.static_bounds,
-                self.settings.min,
-                self.settings.max,
-            ));
-        }
-    }
-
     /// Agent slot `i` as a snapshot reads it.
     fn snapshot_slot(&self, i: usize) -> Option<(DVec2, f64)> {
         self.agents[i]
             .as_ref()
             .map(|a| (a.position, a.params.radius))
-    }
-
-    /// The commit proper; with `feed`, each agent slot is handed over in id order once final.
-    fn commit_moves(&mut self, flight: InFlight, feed: Option<&DiscFeed>) -> StepReport {
-        let hash = flight.hash.expect("sensing ran");
-        let plans_len = flight.plans.len();
-        let mut report = StepReport {
-            maps_solved: flight.maps_solved,
-            ..Default::default()
-        };
-        let mut committed = flight.snapshot;
-        // Agents spawned during the step are not in the snapshot; they count from their spawn
-        // position (the index reaches them through the wide walk only if near, so check them
-        // all, they are few).
-        let late: Vec<usize> = (committed.len()..self.agents.len()).collect();
-        committed.resize(self.agents.len(), None);
-        for &i in &late {
-            committed[i] = self.agents[i]
-                .as_ref()
-                .map(|a| (a.position, a.params.radius));
-        }
-        let mut guard = GuardScratch::default();
-        self.ensure_shape_grid();
-        // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
-        // displacement, plus the host's moves since the snapshot, plus the widest radius.
-        let others = flight
-            .plans
-            .iter()
-            .flatten()
-            .filter(|p| !p.unreachable)
-            .map(|p| p.displacement.length())
-            .fold(0.0, f64::max)
-            + flight.drift
-            + self.largest_radius;
-        let world = commit_world_of!(self, &hash, others, &late);
-        for (i, plan) in flight.plans.into_iter().enumerate() {
-            commit_agent(
-                &world,
-                i,
-                plan,
-                &mut self.agents[i],
-                &mut committed,
-                &mut guard,
-                &mut report,
-            );
-            if let Some(feed) = feed {
-                feed.publish(i, self.snapshot_slot(i));
-            }
-        }
-        if let Some(feed) = feed {
-            for i in plans_len..feed.len() {
-                feed.publish(i, self.snapshot_slot(i));
-            }
-            feed.finish();
-        }
-        self.step += 1;
-        report
     }
 
     /// Every agent's position and radius as the step starts, and a spatial index over them.
@@ -1726,145 +1217,6 @@ fn plan_job(
         .collect()
 }
 
-/// What committing an agent's plan reads besides the agent (see [`commit_agent`]).
-struct CommitWorld<'a> {
-    /// The snapshot's index.
-    hash: &'a AgentGrid,
-    /// How far beyond where `hash` indexed it a committed disc may reach.
-    others: f64,
-    /// Agents spawned during the step (not in `hash`).
-    late: &'a [usize],
-    obstacles: Obstacles<'a>,
-    goals: &'a [Goal],
-    stuck_after: u32,
-}
-
-/// Commits agent `i`'s plan (none: nothing to do) through the collision guard against the
-/// discs `committed` so far (the snapshot's for agents not yet committed), then its progress
-/// and goals; records it in `committed` and `report`. `slot` may be emptied (the agent leaves).
-fn commit_agent(
-    w: &CommitWorld<'_>,
-    i: usize,
-    plan: Option<Plan>,
-    slot: &mut Option<Agent>,
-    committed: &mut [Option<(DVec2, f64)>],
-    guard: &mut GuardScratch,
-    report: &mut StepReport,
-) {
-    let Some(plan) = plan else { return };
-    let id = AgentId(i as u32);
-    // Removed while the step was under way: its plan is dropped.
-    let Some(agent) = slot.as_mut() else {
-        committed[i] = None;
-        return;
-    };
-    if plan.unreachable {
-        // Reported and skipped: it holds its position and re-checks every step. Its
-        // goal's time limit still runs: a timed goal is how a host gives up on one.
-        if agent.state != AgentState::Unreachable {
-            report.unreachable.push(id);
-        }
-        agent.state = AgentState::Unreachable;
-        agent.speed_factor = 0.0;
-        if agent.tick_goal_clock() {
-            report.timed_out.push((id, agent.goal_index));
-            next_goal(slot, id, false, report);
-        }
-        return;
-    }
-    let start = agent.position;
-    let moved = guard_step(
-        start,
-        plan.displacement,
-        agent.params.radius,
-        i,
-        committed,
-        w.hash,
-        w.others,
-        w.late,
-        w.obstacles,
-        guard,
-    );
-    agent.position = start + moved;
-    committed[i] = Some((agent.position, agent.params.radius));
-    agent.heading = plan.heading;
-    agent.speed_factor = plan.speed_factor;
-    agent.bias = plan.bias;
-    if plan.recovered {
-        report.recovered.push(id);
-    }
-    let before = agent.state;
-    agent.state = if moved.length() < 1e-9 {
-        AgentState::Waiting
-    } else {
-        AgentState::Moving
-    };
-    // Progress: a net displacement of at least one local cell per `stuck_after` steps.
-    if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
-        agent.progress_mark = agent.position;
-        agent.stalled = 0;
-    } else {
-        agent.stalled += 1;
-        if agent.stalled >= w.stuck_after {
-            if before != AgentState::Stuck {
-                report.stuck.push(id);
-            }
-            agent.state = AgentState::Stuck;
-        }
-    }
-    // Goals.
-    let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
-        // Its goals were emptied while the step was under way: it stops there.
-        agent.state = AgentState::Arrived;
-        return;
-    };
-    let goal = &w.goals[goal_id.0 as usize];
-    let cell = goal.map.geometry().world_to_cell(agent.position);
-    // Unsensed cells of a search are fixed low, not goals; its target counts once found.
-    let on_goal = goal.known()
-        && goal.map.geometry().contains_cell(cell)
-        && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
-    let near = goal
-        .shape
-        .distance(agent.position)
-        .is_ok_and(|d| d <= agent.params.arrival_radius)
-        || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
-    let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
-    if out_of_time {
-        report.timed_out.push((id, agent.goal_index));
-    }
-    if on_goal || near || out_of_time {
-        next_goal(slot, id, !out_of_time, report);
-    }
-}
-
-/// Ends the agent's current goal, reached (`reached`) or given up: it takes the next goal, or
-/// after the last stops as arrived or leaves the crowd. Only a reached last goal is reported
-/// as arrived. An agent that leaves keeps its committed position for the rest of the step.
-fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut StepReport) {
-    let Some(agent) = slot.as_mut() else {
-        return;
-    };
-    agent.subgoals.clear();
-    agent.stalled = 0;
-    agent.steps_on_goal = 0;
-    if agent.goal_index + 1 < agent.params.goals.len() {
-        agent.goal_index += 1;
-        agent.state = AgentState::Moving;
-        report.advanced.push(id);
-        return;
-    }
-    agent.state = AgentState::Arrived;
-    agent.speed_factor = 0.0;
-    if reached {
-        report.arrived.push(id);
-    }
-    if agent.params.on_arrival == ArrivalAction::Despawn {
-        *slot = None;
-        report.removed.push(id);
-    }
-}
-
 /// Four boxes, one metre thick, just outside the world rectangle: the closed border every local
 /// map and the collision guard see.
 fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
@@ -1887,89 +1239,6 @@ fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
             max: DVec2::new(max.x + t, max.y),
         },
     ]
-}
-
-/// Re-derives the cell kinds of a global map inside `[lo, hi]` from the static shapes and the
-/// goal region after an edit there. Cells that become free start at 1; others keep their
-/// potential as the warm start.
-fn refresh_global(
-    map: &mut Field<f64>,
-    lo: DVec2,
-    hi: DVec2,
-    statics: &[Shape],
-    bounds: &[(DVec2, DVec2)],
-    inflation: f64,
-    goal: &Shape,
-) {
-    let g = *map.geometry();
-    // Interior cells only: the border ring stays closed.
-    let last = glam::IVec2::new(g.width() as i32 - 2, g.height() as i32 - 2);
-    let Some(region) = CellRegion::new(&g, lo, hi, glam::IVec2::ONE, last) else {
-        return;
-    };
-    let inside = |x: usize, y: usize| region.contains(x, y);
-    for (x, y) in region.cells() {
-        if map.kind(x, y) != Some(CellKind::Free) {
-            let _ = map.set_free(x, y, 1.0);
-        }
-    }
-    let grow = DVec2::splat(inflation + g.cell_size());
-    for (shape, (slo, shi)) in statics.iter().zip(bounds) {
-        if !boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
-            continue;
-        }
-        if let Ok(cells) = shape.cells(&g, inflation, Coverage::Touch) {
-            for (x, y) in cells.into_iter().filter(|&(x, y)| inside(x, y)) {
-                let _ = map.set_obstacle(x, y);
-            }
-        }
-    }
-    if let Ok(cells) = goal.cells(&g, 0.0, Coverage::Touch) {
-        for (x, y) in cells.into_iter().filter(|&(x, y)| inside(x, y)) {
-            if map.kind(x, y) == Some(CellKind::Free) {
-                let _ = map.set_goal(x, y);
-            }
-        }
-    }
-}
-
-/// After an edit inside `[lo, hi]`: re-derives what sensing finds there and updates the cells
-/// already sensed (an unsensed cell is learned when it is sensed).
-fn refresh_search(
-    search: &mut Search,
-    map: &mut Field<f64>,
-    lo: DVec2,
-    hi: DVec2,
-    statics: &[Shape],
-    inflation: f64,
-) {
-    let g = *map.geometry();
-    let last = glam::IVec2::new(g.width() as i32 - 2, g.height() as i32 - 2);
-    let Some(region) = CellRegion::new(&g, lo, hi, glam::IVec2::ONE, last) else {
-        return;
-    };
-    for (x, y) in region.cells() {
-        search.truth[g.index(x, y)] = false;
-    }
-    for shape in statics {
-        if let Ok(cells) = shape.cells(&g, inflation, Coverage::Touch) {
-            for (x, y) in cells.into_iter().filter(|&(x, y)| region.contains(x, y)) {
-                search.truth[g.index(x, y)] = true;
-            }
-        }
-    }
-    for (x, y) in region.cells() {
-        let i = g.index(x, y);
-        if !search.sensed[i] {
-            continue;
-        }
-        let blocked = map.kind(x, y) == Some(CellKind::Obstacle);
-        if search.truth[i] && !blocked {
-            let _ = map.set_obstacle(x, y);
-        } else if !search.truth[i] && blocked {
-            let _ = map.set_free(x, y, 1.0);
-        }
-    }
 }
 
 /// What a static raster depends on: the local cell size, the agent radius and the obstacle
@@ -1997,17 +1266,6 @@ fn shape_near(shape: &Shape, lo: DVec2, hi: DVec2, inflation: f64) -> bool {
     let centre = (lo + hi) * 0.5;
     let reach = (hi - lo).length() * 0.5 + inflation;
     shape.distance(centre).is_ok_and(|d| d <= reach)
-}
-
-fn shape_centre(shape: &Shape) -> DVec2 {
-    match shape {
-        Shape::Disc { centre, .. } | Shape::RotatedBox { centre, .. } => *centre,
-        Shape::Aabb { min, max } => (*min + *max) * 0.5,
-        Shape::Polygon(p) | Shape::Polyline { points: p, .. } => {
-            p.iter().copied().sum::<DVec2>() / p.len().max(1) as f64
-        }
-        Shape::Segment { a, b, .. } => (*a + *b) * 0.5,
-    }
 }
 
 #[cfg(test)]

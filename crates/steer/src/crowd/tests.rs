@@ -1,7 +1,10 @@
 use std::sync::Arc;
 
-use crowdfield_field::{BATCH_LANES_F32, FieldBatch, FieldBatchF32, floor_i64};
+use std::sync::atomic::Ordering;
 
+use crowdfield_field::{BATCH_LANES_F32, CellKind, Field, FieldBatch, FieldBatchF32, floor_i64};
+
+use super::guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, guard_step};
 use super::*;
 use crate::local_map::LocalPrecision;
 

@@ -1,0 +1,259 @@
+//! The motion phase of a step (seed 000 §3.5 and §4.4): every plan committed in agent-id order
+//! through the collision guard, which shortens a displacement so that the agent keeps the sum
+//! of radii from every agent's committed position and its radius from every static shape, then
+//! progress, stalls and goals.
+
+use glam::DVec2;
+
+use crowdfield_field::CellKind;
+
+use super::ahead::{Closer, DiscFeed};
+use super::guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, ShapeGrid, guard_step};
+use super::{
+    AHEAD_PLANNERS, Agent, AgentGrid, AgentId, AgentState, ArrivalAction, Crowd, Goal, InFlight,
+    Plan, StepReport,
+};
+
+impl Crowd {
+    /// Motion: commit every plan through the collision guard in id order, then goals.
+    ///
+    /// For crowds of more than [`AHEAD_PLANNERS`] planners stepped from a pool thread with
+    /// another thread in the pool, where the step's disc rasters were laid over static
+    /// rasters, that other thread counts the next step's disc rasters meanwhile, each agent as
+    /// soon as the commit has passed it ([`ahead`](super::ahead)); the next step takes them if
+    /// nothing changed in between. Changes no result: the rasters are the ones the next step
+    /// would count.
+    pub(super) fn commit(&mut self) -> StepReport {
+        let flight = *self.in_flight.take().expect("decision ran");
+        self.ahead = None;
+        let ahead = !flight.disc_keys.is_empty()
+            && rayon::current_thread_index().is_some()
+            && rayon::current_num_threads() > 1
+            && flight.plans.iter().flatten().count() > AHEAD_PLANNERS;
+        if !ahead {
+            return self.commit_moves(flight, None);
+        }
+        let keys = flight.disc_keys.clone();
+        let feed = DiscFeed::new(self.agents.len());
+        let statics = std::mem::take(&mut self.rasters);
+        let generation = self.raster_generation;
+        let (report, counted) = rayon::join(
+            || {
+                let _closer = Closer(&feed);
+                self.commit_moves(flight, Some(&feed))
+            },
+            || feed.count(&keys, &statics, generation),
+        );
+        self.rasters = statics;
+        self.ahead = counted;
+        report
+    }
+
+    /// Many static shapes: the collision guard finds those near a step through a grid of their
+    /// boxes, built when a commit first needs it.
+    pub(super) fn ensure_shape_grid(&mut self) {
+        if self.shape_grid.is_none() && self.static_bounds.len() >= SHAPE_GRID_MIN {
+            self.shape_grid = Some(ShapeGrid::new(
+                &self.static_bounds,
+                self.settings.min,
+                self.settings.max,
+            ));
+        }
+    }
+
+    /// The commit proper; with `feed`, each agent slot is handed over in id order once final.
+    fn commit_moves(&mut self, flight: InFlight, feed: Option<&DiscFeed>) -> StepReport {
+        let hash = flight.hash.expect("sensing ran");
+        let plans_len = flight.plans.len();
+        let mut report = StepReport {
+            maps_solved: flight.maps_solved,
+            ..Default::default()
+        };
+        let mut committed = flight.snapshot;
+        // Agents spawned during the step are not in the snapshot; they count from their spawn
+        // position (the index reaches them through the wide walk only if near, so check them
+        // all, they are few).
+        let late: Vec<usize> = (committed.len()..self.agents.len()).collect();
+        committed.resize(self.agents.len(), None);
+        for &i in &late {
+            committed[i] = self.agents[i]
+                .as_ref()
+                .map(|a| (a.position, a.params.radius));
+        }
+        let mut guard = GuardScratch::default();
+        self.ensure_shape_grid();
+        // How far beyond where `hash` indexed it a committed disc may reach: the step's longest
+        // displacement, plus the host's moves since the snapshot, plus the widest radius.
+        let others = flight
+            .plans
+            .iter()
+            .flatten()
+            .filter(|p| !p.unreachable)
+            .map(|p| p.displacement.length())
+            .fold(0.0, f64::max)
+            + flight.drift
+            + self.largest_radius;
+        let world = commit_world_of!(self, &hash, others, &late);
+        for (i, plan) in flight.plans.into_iter().enumerate() {
+            commit_agent(
+                &world,
+                i,
+                plan,
+                &mut self.agents[i],
+                &mut committed,
+                &mut guard,
+                &mut report,
+            );
+            if let Some(feed) = feed {
+                feed.publish(i, self.snapshot_slot(i));
+            }
+        }
+        if let Some(feed) = feed {
+            for i in plans_len..feed.len() {
+                feed.publish(i, self.snapshot_slot(i));
+            }
+            feed.finish();
+        }
+        self.step += 1;
+        report
+    }
+}
+
+/// What committing an agent's plan reads besides the agent (see [`commit_agent`]).
+pub(super) struct CommitWorld<'a> {
+    /// The snapshot's index.
+    pub(super) hash: &'a AgentGrid,
+    /// How far beyond where `hash` indexed it a committed disc may reach.
+    pub(super) others: f64,
+    /// Agents spawned during the step (not in `hash`).
+    pub(super) late: &'a [usize],
+    pub(super) obstacles: Obstacles<'a>,
+    pub(super) goals: &'a [Goal],
+    pub(super) stuck_after: u32,
+}
+
+/// Commits agent `i`'s plan (none: nothing to do) through the collision guard against the
+/// discs `committed` so far (the snapshot's for agents not yet committed), then its progress
+/// and goals; records it in `committed` and `report`. `slot` may be emptied (the agent leaves).
+pub(super) fn commit_agent(
+    w: &CommitWorld<'_>,
+    i: usize,
+    plan: Option<Plan>,
+    slot: &mut Option<Agent>,
+    committed: &mut [Option<(DVec2, f64)>],
+    guard: &mut GuardScratch,
+    report: &mut StepReport,
+) {
+    let Some(plan) = plan else { return };
+    let id = AgentId(i as u32);
+    // Removed while the step was under way: its plan is dropped.
+    let Some(agent) = slot.as_mut() else {
+        committed[i] = None;
+        return;
+    };
+    if plan.unreachable {
+        // Reported and skipped: it holds its position and re-checks every step. Its
+        // goal's time limit still runs: a timed goal is how a host gives up on one.
+        if agent.state != AgentState::Unreachable {
+            report.unreachable.push(id);
+        }
+        agent.state = AgentState::Unreachable;
+        agent.speed_factor = 0.0;
+        if agent.tick_goal_clock() {
+            report.timed_out.push((id, agent.goal_index));
+            next_goal(slot, id, false, report);
+        }
+        return;
+    }
+    let start = agent.position;
+    let moved = guard_step(
+        start,
+        plan.displacement,
+        agent.params.radius,
+        i,
+        committed,
+        w.hash,
+        w.others,
+        w.late,
+        w.obstacles,
+        guard,
+    );
+    agent.position = start + moved;
+    committed[i] = Some((agent.position, agent.params.radius));
+    agent.heading = plan.heading;
+    agent.speed_factor = plan.speed_factor;
+    agent.bias = plan.bias;
+    if plan.recovered {
+        report.recovered.push(id);
+    }
+    let before = agent.state;
+    agent.state = if moved.length() < 1e-9 {
+        AgentState::Waiting
+    } else {
+        AgentState::Moving
+    };
+    // Progress: a net displacement of at least one local cell per `stuck_after` steps.
+    if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
+        agent.progress_mark = agent.position;
+        agent.stalled = 0;
+    } else {
+        agent.stalled += 1;
+        if agent.stalled >= w.stuck_after {
+            if before != AgentState::Stuck {
+                report.stuck.push(id);
+            }
+            agent.state = AgentState::Stuck;
+        }
+    }
+    // Goals.
+    let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
+        // Its goals were emptied while the step was under way: it stops there.
+        agent.state = AgentState::Arrived;
+        return;
+    };
+    let goal = &w.goals[goal_id.0 as usize];
+    let cell = goal.map.geometry().world_to_cell(agent.position);
+    // Unsensed cells of a search are fixed low, not goals; its target counts once found.
+    let on_goal = goal.known()
+        && goal.map.geometry().contains_cell(cell)
+        && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal);
+    let near = goal
+        .shape
+        .distance(agent.position)
+        .is_ok_and(|d| d <= agent.params.arrival_radius)
+        || (goal.centre - agent.position).length() <= agent.params.arrival_radius;
+    let out_of_time = agent.tick_goal_clock() && !(on_goal || near);
+    if out_of_time {
+        report.timed_out.push((id, agent.goal_index));
+    }
+    if on_goal || near || out_of_time {
+        next_goal(slot, id, !out_of_time, report);
+    }
+}
+
+/// Ends the agent's current goal, reached (`reached`) or given up: it takes the next goal, or
+/// after the last stops as arrived or leaves the crowd. Only a reached last goal is reported
+/// as arrived. An agent that leaves keeps its committed position for the rest of the step.
+fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut StepReport) {
+    let Some(agent) = slot.as_mut() else {
+        return;
+    };
+    agent.subgoals.clear();
+    agent.stalled = 0;
+    agent.steps_on_goal = 0;
+    if agent.goal_index + 1 < agent.params.goals.len() {
+        agent.goal_index += 1;
+        agent.state = AgentState::Moving;
+        report.advanced.push(id);
+        return;
+    }
+    agent.state = AgentState::Arrived;
+    agent.speed_factor = 0.0;
+    if reached {
+        report.arrived.push(id);
+    }
+    if agent.params.on_arrival == ArrivalAction::Despawn {
+        *slot = None;
+        report.removed.push(id);
+    }
+}
