@@ -125,8 +125,8 @@ pub mod prelude {
 }
 
 /// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`] and, with the `rapier`
-/// feature, [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin` before it
-/// for scenario files) as well as `DefaultPlugins`.
+/// feature, [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
+/// before it for scenario files) as well as `DefaultPlugins`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CrowdfieldPlugins;
 

@@ -438,8 +438,8 @@ impl AssetLoader for ScenarioLoader {
 }
 
 /// Scenario assets and [`ScenarioRoot`] spawning. Part of
-/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins). Scenario assets need Bevy's `AssetPlugin`, added
-/// before this plugin (`DefaultPlugins` has it); without it `Scenario::from_path` and
+/// [`CrowdfieldPlugins`](crate::CrowdfieldPlugins). Scenario assets need Bevy's `AssetPlugin`,
+/// added before this plugin (`DefaultPlugins` has it); without it `Scenario::from_path` and
 /// `Scenario::spawn` still work.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ScenarioPlugin;

@@ -21,9 +21,9 @@ pub enum MotionMode {
 /// World-wide settings of the crowd.
 ///
 /// Changing `planner_hz`, the world bounds, `global_cell_size`, `global_inflation`,
-/// `map_solves_per_step`, `stuck_after` or `line_of_sight` rebuilds the crowd at the next planner step: every
-/// agent registers again where it was last shown, with a fresh local map and its goal queue
-/// started over from the first target, and every obstacle is written into new global maps.
+/// `map_solves_per_step`, `stuck_after` or `line_of_sight` rebuilds the crowd at the next planner
+/// step: every agent registers again where it was last shown, with a fresh local map and its goal
+/// queue started over from the first target, and every obstacle is written into new global maps.
 /// `motion`, `face_heading`, `split_phases`, `fuse_motion`, `worker_spin` and
 /// `point_goal_radius` (for goals added from then on) apply at once.
 #[derive(Resource, Debug, Clone, PartialEq, Reflect)]

@@ -390,9 +390,10 @@ impl Recorder {
 ///
 /// Step costs are whole micrometres (a cell and a diagonal rounded once), so the sums are exact
 /// integers and every cell's distance is the unique shortest one, whatever order ties are taken
-/// in. Sums saturate: a route longer than `u64::MAX` micrometres (1.8 × 10¹³ m) reads as none. The search runs over flat arrays indexed by cell rather than through a generic graph
-/// search: the concentric circles of 500 ask for 500 fields of 33,124 cells each, which took
-/// 5.6 s through `pathfinding`'s hashed `dijkstra_all` (a test compares the two).
+/// in. Sums saturate: a route longer than `u64::MAX` micrometres (1.8 × 10¹³ m) reads as none. The
+/// search runs over flat arrays indexed by cell rather than through a generic graph search: the
+/// concentric circles of 500 ask for 500 fields of 33,124 cells each, which took 5.6 s through
+/// `pathfinding`'s hashed `dijkstra_all` (a test compares the two).
 pub fn geodesic_distances(map: &Field<f64>) -> Vec<f64> {
     let g = map.geometry();
     let (w, h) = (g.width(), g.height());

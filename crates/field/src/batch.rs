@@ -588,12 +588,12 @@ impl<T: LaneFloat, const L: usize> Interleaved<T, L> {
     /// the same operations in the same order.
     ///
     /// Rows go `rows` (1 to 6) at a time as a diagonal wavefront: at each wave, row `y + i`
-    /// updates the cell one column behind row `y + i − 1`. Every cell still reads its west and south
-    /// neighbours after and its east and north neighbours before their updates, exactly as in
-    /// the lexicographic order, so the results are the same bits; but the cells of a wave
-    /// do not wait for each other, where a single row waits for each cell's west neighbour (a
-    /// chain of multiplies and adds, ten-odd cycles per cell, that leaves a batch of one or two
-    /// vectors mostly idle). With `CARRY` the waves keep the values they read in registers
+    /// updates the cell one column behind row `y + i − 1`. Every cell still reads its west and
+    /// south neighbours after and its east and north neighbours before their updates, exactly as in
+    /// the lexicographic order, so the results are the same bits; but the cells of a wave do not
+    /// wait for each other, where a single row waits for each cell's west neighbour (a chain of
+    /// multiplies and adds, ten-odd cycles per cell, that leaves a batch of one or two vectors
+    /// mostly idle). With `CARRY` the waves keep the values they read in registers
     /// ([`Cells::wave_carried`]).
     #[inline(always)]
     fn sweep_lanes<const N: usize, const CARRY: bool>(&mut self, sweeps: usize, rows: usize) {

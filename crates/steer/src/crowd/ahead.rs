@@ -8,10 +8,11 @@
 //! next step starts with its disc rasters counted instead of counting them before its first
 //! job (crowds of more than 64 planners stepped on a pool of two threads or more; see
 //! `Crowd::commit`). A step run whole commits while it plans, and its committing thread
-//! counts into the same [`DiscCounters`] as it goes (`pipeline`). The rasters are used only where nothing changed in
-//! between: the next snapshot must read, bit for bit, what was counted, and the static
-//! rasters must be the same ([`Crowd`](super::Crowd) checks both); otherwise they are counted
-//! as usual. Either way each raster is the one [`DiscRaster::build`] gives for that snapshot.
+//! counts into the same [`DiscCounters`] as it goes (`pipeline`). The rasters are used only where
+//! nothing changed in between: the next snapshot must read, bit for bit, what was counted, and the
+//! static rasters must be the same ([`Crowd`](super::Crowd) checks both); otherwise they are
+//! counted as usual. Either way each raster is the one [`DiscRaster::build`] gives for that
+//! snapshot.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 

@@ -351,14 +351,13 @@ impl ChunkScratch {
 /// the jobs are full batches and the rest one job, or two shared in pairs where it holds more
 /// than [`SKEWED_MAX_MAPS`] agents (200 agents go 32 × 6 + 8, 250 go 32 × 7 + 14 + 12): a full
 /// batch sweeps a map for about half what the time-skewed kernel takes, and on AVX-512 17–24
-/// maps cost a full batch's sweep. Otherwise at least one job per thread while there are 8-lane vectors'
-/// worth of agents to share, and, while jobs are few, a multiple of the thread count; where
-/// every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the time-skewed
-/// kernel sweeps two maps at a time, the agents are shared out in pairs as evenly as possible
-/// (24 agents on two threads go 12 + 12, 30 go 16 + 14), otherwise in whole 8-lane vectors,
-/// the last job taking the remainder (40 go 24 + 16); even shares never put more vectors in
-/// the largest job than whole vectors would. Results never depend on it: every lane is
-/// relaxed as if alone.
+/// maps cost a full batch's sweep. Otherwise at least one job per thread while there are 8-lane
+/// vectors' worth of agents to share, and, while jobs are few, a multiple of the thread count;
+/// where every job then holds at most [`SKEWED_MAX_MAPS`] (16) agents, the jobs the time-skewed
+/// kernel sweeps two maps at a time, the agents are shared out in pairs as evenly as possible (24
+/// agents on two threads go 12 + 12, 30 go 16 + 14), otherwise in whole 8-lane vectors, the last
+/// job taking the remainder (40 go 24 + 16); even shares never put more vectors in the largest job
+/// than whole vectors would. Results never depend on it: every lane is relaxed as if alone.
 pub(super) fn job_sizes(count: usize, threads: usize) -> Vec<usize> {
     const VECTOR: usize = 8;
     let vectors = count.div_ceil(VECTOR);

@@ -125,11 +125,12 @@ pub use goals::Goal;
 
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]), and
 /// a step run whole commits while it plans (see [`pipeline`]): the steps of such crowds are
-/// always shared between threads, so the other thread is awake when the commit starts. For smaller crowds, whose steps may run on the stepping thread
-/// alone while the other sleeps, waking it cost more than the count saved: counting ahead for
-/// every crowd (in a first form that handed agents over one by one), `crossing` (24 walkers)
-/// ran 18 % and the bottleneck (40) 5 % slower, the hallway (200) 4 % and the circles (250)
-/// 12 % faster (`scripts/compare_builds.py`, two threads, four rounds).
+/// always shared between threads, so the other thread is awake when the commit starts. For smaller
+/// crowds, whose steps may run on the stepping thread alone while the other sleeps, waking it cost
+/// more than the count saved: counting ahead for every crowd (in a first form that handed agents
+/// over one by one), `crossing` (24 walkers) ran 18 % and the bottleneck (40) 5 % slower, the
+/// hallway (200) 4 % and the circles (250) 12 % faster (`scripts/compare_builds.py`, two threads,
+/// four rounds).
 const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
@@ -596,8 +597,8 @@ impl Crowd {
     /// commit, the caller's work between steps, the snapshot and rasters of the next) lasts
     /// about that long, so every parallel part starts with one thread. With 1 ms, crowds of 24
     /// to 500 agents stepped back to back on two threads made 4–12 % more agent-steps a second
-    /// (docs/performance.md, *Two threads*). In a game, whose steps are far apart, it only costs: up to
-    /// `spin` of a core's time per kept thread and step. On that VM it also slowed other
+    /// (docs/performance.md, *Two threads*). In a game, whose steps are far apart, it only costs:
+    /// up to `spin` of a core's time per kept thread and step. On that VM it also slowed other
     /// parallel work run in the same process afterwards (the same section).
     pub fn set_worker_spin(&mut self, spin: Duration) {
         self.warm.spin = spin;
