@@ -49,8 +49,8 @@
 //! 6. **Motion**: steps committed through the collision guard; [`AgentPlan`],
 //!    [`DesiredVelocity`] and [`AgentState`] written.
 //! 7. **Events**: [`AgentArrived`], [`AgentReachedWaypoint`], [`AgentTimedOut`], [`AgentStuck`],
-//!    [`AgentUnreachable`], [`AgentRecovered`]; [`AgentRejected`] and [`ObstacleRejected`] come
-//!    from SceneInput.
+//!    [`AgentUnreachable`], [`AgentRecovered`]; [`AgentRejected`], [`ObstacleRejected`] and
+//!    [`SettingsRejected`] come from SceneInput.
 //!
 //! Every frame, [`CrowdfieldSystems::Interpolate`] moves agents' Transforms between the two
 //! positions of the last step ([`MotionMode::Transform`], the default). With
@@ -63,7 +63,10 @@
 //! rejected (ε out of range, a NaN goal, a start inside a wall or on another agent, a step
 //! longer than a local cell) gets [`AgentState::Rejected`] and an [`AgentRejected`] message
 //! with the typed error, and takes part again once its goals, style or Transform change. A bad
-//! obstacle gets an [`ObstacleRejected`] message and is left out.
+//! obstacle gets an [`ObstacleRejected`] message and is left out. Settings no crowd can be built
+//! from (a world too large for its global cells, bounds that are not finite) get a
+//! [`SettingsRejected`] message, and the crowd built from the last accepted ones, if any,
+//! steps on.
 //!
 //! ## Conventions
 //!
@@ -93,7 +96,7 @@ pub use components::{
 };
 pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
-    AgentUnreachable, ObstacleRejected,
+    AgentUnreachable, ObstacleRejected, SettingsRejected,
 };
 pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due};
 #[cfg(feature = "rapier")]
@@ -115,7 +118,7 @@ pub mod prelude {
         AgentState, AgentStuck, AgentStyle, AgentTimedOut, AgentUnreachable, CrowdAgent,
         CrowdObstacle, CrowdWorld, CrowdfieldPlugins, CrowdfieldSettings, CrowdfieldSystems,
         DesiredVelocity, GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario,
-        ScenarioRoot,
+        ScenarioRoot, SettingsRejected,
     };
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;

@@ -61,6 +61,19 @@ pub struct AgentRejected {
     pub error: SteerError,
 }
 
+/// The [`CrowdfieldSettings`](crate::CrowdfieldSettings) were rejected: bounds that are not
+/// finite, a global cell size or inflation out of range, or a world too large for its global
+/// cells (more than [`MAX_GRID_CELLS`](crowdfield_field::MAX_GRID_CELLS) cells). No crowd is
+/// built from them: a crowd built from earlier settings steps on with those, and without one
+/// nothing steps until the settings change. Written in
+/// [`CrowdfieldSystems::SceneInput`](crate::CrowdfieldSystems) at the first planner step that
+/// meets them, and not again until settings have been accepted in between.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct SettingsRejected {
+    /// Why.
+    pub error: SteerError,
+}
+
 /// An obstacle (a [`CrowdObstacle`](crate::CrowdObstacle) or a collider) was rejected; the
 /// crowd goes on without it.
 #[derive(Message, Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use crate::components::{
 };
 use crate::messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
-    AgentUnreachable, ObstacleRejected,
+    AgentUnreachable, ObstacleRejected, SettingsRejected,
 };
 use crate::settings::{CrowdfieldSettings, MotionMode};
 use crate::world::{CrowdWorld, ObstacleSource, agent_params};
@@ -113,6 +113,7 @@ impl Plugin for CrowdfieldPlugin {
             .add_message::<AgentRecovered>()
             .add_message::<AgentRejected>()
             .add_message::<ObstacleRejected>()
+            .add_message::<SettingsRejected>()
             .configure_sets(
                 FixedUpdate,
                 (
@@ -206,6 +207,7 @@ fn begin_step(
     settings: Res<CrowdfieldSettings>,
     mut world: ResMut<CrowdWorld>,
     mut warned: Local<bool>,
+    mut rejected: MessageWriter<SettingsRejected>,
 ) {
     world.step_started = Some(std::time::Instant::now());
     world.moving.clear();
@@ -216,6 +218,7 @@ fn begin_step(
     if let Err(e) = world.ensure_built(&settings) {
         if !*warned {
             error!("crowdfield: settings rejected, the crowd is not built: {e}");
+            rejected.write(SettingsRejected { error: e });
             *warned = true;
         }
     } else {

@@ -74,7 +74,7 @@ pub struct Scenario {
 pub enum Measurement {
     /// An axis-aligned measurement area: density (agents per m², counted and Voronoi), speed
     /// and specific flow inside it after every planner step. `min` must lie below and left of
-    /// `max`.
+    /// `max`, and no side may be longer than [`MAX_MEASUREMENT_SIDE`].
     Area {
         /// A label for outputs.
         name: String,
@@ -127,6 +127,15 @@ impl TryFrom<RawMeasurement> for Measurement {
             RawMeasurement::Area { min, max, .. } if !min.cmplt(max).all() => Err(format!(
                 "measurement area min {min} must lie below and left of max {max}"
             )),
+            RawMeasurement::Area { min, max, .. }
+                if (max - min).max_element() > MAX_MEASUREMENT_SIDE =>
+            {
+                Err(format!(
+                    "a measurement area is at most {MAX_MEASUREMENT_SIDE} m a side, got {} m × {} m",
+                    max.x - min.x,
+                    max.y - min.y
+                ))
+            }
             RawMeasurement::Line { a, b, .. } if a == b => {
                 Err(format!("measurement line ends must differ, both are {a}"))
             }
@@ -215,6 +224,12 @@ pub struct ScenarioRegion {
     pub style: AgentStyle,
 }
 
+/// The longest side of a measurement area, in metres. The runner rasterises each area's
+/// Voronoi cells on a 5 cm lattice (two metres wider on every side) at every step: 200 m a side
+/// is 16.6 million lattice points, far past the few square metres pedestrian measurements use,
+/// and a larger area would ask for more memory than a run can have.
+pub const MAX_MEASUREMENT_SIDE: f32 = 200.0;
+
 /// The most agents one region may ask for: far beyond what a crowd steps in real time, and
 /// small enough that placing them cannot overflow.
 pub const MAX_REGION_AGENTS: usize = 1_000_000;
@@ -238,27 +253,70 @@ pub enum ScenarioError {
     /// A file that is neither `.ron` nor `.json`.
     #[error("unknown scenario format {0:?} (use .ron or .json)")]
     Format(String),
+    /// The file is well formed, but no crowd can be built for its world: its bounds over its
+    /// global cells make a grid of more than
+    /// [`MAX_GRID_CELLS`](crowdfield_field::MAX_GRID_CELLS) cells, or are not finite.
+    #[error(
+        "bounds ({}, {}) to ({}, {}) over global cells of {cell_size} m: {error}",
+        bounds.min.x,
+        bounds.min.y,
+        bounds.max.x,
+        bounds.max.y
+    )]
+    World {
+        /// The scenario's bounds.
+        bounds: Bounds,
+        /// The global cell size the crowd would use.
+        cell_size: f64,
+        /// Why the crowd cannot be built.
+        error: crowdfield_steer::SteerError,
+    },
 }
 
 impl Scenario {
-    /// Reads a scenario from RON text.
+    /// Reads a scenario from RON text, and checks that a crowd can be built for its world
+    /// ([`Scenario::check_world`]).
     pub fn from_ron(text: &str) -> Result<Self, ScenarioError> {
-        ron::Options::default()
-            .from_str(text)
-            .map_err(|e| ScenarioError::Parse {
-                line: e.span.start.line,
-                column: e.span.start.col,
-                message: e.code.to_string(),
-            })
+        let scenario: Self =
+            ron::Options::default()
+                .from_str(text)
+                .map_err(|e| ScenarioError::Parse {
+                    line: e.span.start.line,
+                    column: e.span.start.col,
+                    message: e.code.to_string(),
+                })?;
+        scenario.check_world()?;
+        Ok(scenario)
     }
 
-    /// Reads a scenario from JSON text.
+    /// Reads a scenario from JSON text, and checks that a crowd can be built for its world
+    /// ([`Scenario::check_world`]).
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        serde_json::from_str(text).map_err(|e| ScenarioError::Parse {
+        let scenario: Self = serde_json::from_str(text).map_err(|e| ScenarioError::Parse {
             line: e.line(),
             column: e.column(),
             message: strip_position(&e.to_string()),
-        })
+        })?;
+        scenario.check_world()?;
+        Ok(scenario)
+    }
+
+    /// Whether a crowd can be built for the scenario's world, its bounds over its global cells
+    /// (the scenario's `global_cell_size`, or the default): a grid of at most
+    /// [`MAX_GRID_CELLS`](crowdfield_field::MAX_GRID_CELLS) cells, with finite bounds. The
+    /// plugin would otherwise refuse the settings at its first step
+    /// ([`SettingsRejected`](crate::SettingsRejected)) and nothing would walk.
+    pub fn check_world(&self) -> Result<(), ScenarioError> {
+        let mut settings = CrowdfieldSettings::default();
+        self.apply_settings(&mut settings);
+        match crowdfield_steer::Crowd::new(settings.crowd_settings(), Vec::new()) {
+            Ok(_) => Ok(()),
+            Err(error) => Err(ScenarioError::World {
+                bounds: self.bounds,
+                cell_size: settings.global_cell_size,
+                error,
+            }),
+        }
     }
 
     /// Reads a scenario file, RON or JSON by its extension.

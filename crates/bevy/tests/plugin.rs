@@ -406,6 +406,53 @@ fn bad_agents_are_reported_and_never_panic() {
 }
 
 #[test]
+fn settings_no_crowd_can_be_built_from_are_reported_once_and_never_panic() {
+    // 10 km × 10 km over the default 0.5 m global cells: 4·10⁸ cells, past the grid limit.
+    let mut app = app(10_000.0, 10_000.0);
+    let walker = agent(
+        &mut app,
+        Vec2::new(2.0, 2.0),
+        AgentGoals::point(Vec2::new(8.0, 2.0)),
+    );
+    app.world_mut().spawn(CrowdObstacle::fixed(Shape::Aabb {
+        min: DVec2::new(4.0, 5.0),
+        max: DVec2::new(6.0, 6.0),
+    }));
+    run_until(&mut app, 3, |_| false);
+    assert_eq!(
+        seen(&app).settings_rejected.len(),
+        1,
+        "once, not every step"
+    );
+    assert!(
+        matches!(
+            seen(&app).settings_rejected[0],
+            SteerError::Field(FieldError::GridTooLarge { .. })
+        ),
+        "{:?}",
+        seen(&app).settings_rejected
+    );
+    assert!(app.world().resource::<CrowdWorld>().crowd().is_none());
+    // Settings a crowd can be built from: it is, and the walker walks.
+    app.world_mut()
+        .resource_mut::<CrowdfieldSettings>()
+        .world_max = Vec2::new(10.0, 10.0);
+    run_until(&mut app, 3, |_| false);
+    assert!(app.world().resource::<CrowdWorld>().crowd().is_some());
+    assert!(planned(&app, walker).x > 2.0);
+    assert_eq!(seen(&app).settings_rejected.len(), 1);
+    // Rejected once more: a second message, and the crowd built from the last settings it
+    // accepted walks on.
+    let before = planned(&app, walker).x;
+    app.world_mut()
+        .resource_mut::<CrowdfieldSettings>()
+        .global_cell_size = 1e-4;
+    run_until(&mut app, 3, |_| false);
+    assert_eq!(seen(&app).settings_rejected.len(), 2);
+    assert!(planned(&app, walker).x > before);
+}
+
+#[test]
 fn goals_and_behaviours_change_at_run_time() {
     let mut app = app(20.0, 10.0);
     let walker = agent(

@@ -95,6 +95,12 @@ fn malformed_files_name_the_position() {
     );
     assert_eq!(line, 4, "{message}");
     assert!(message.contains("measurement area"), "{message}");
+    // A measurement area longer than 200 m a side (its Voronoi lattice would not fit), line 4.
+    let (line, _, message) = parse_error(
+        "(\n  bounds: (min: (0, 0), max: (4000, 4000)),\n  measurements: [\n    Area(min: (0, 0), max: (4000, 10)),\n  ],\n)",
+    );
+    assert_eq!(line, 4, "{message}");
+    assert!(message.contains("at most 200 m a side"), "{message}");
     let (line, _, message) = parse_error(
         "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  measurements: [\n    Area(min: (1, 1), max: (2, 2)),\n    Line(name: \"door\", a: (3, 3), b: (3, 3)),\n  ],\n)",
     );
@@ -111,6 +117,38 @@ fn malformed_files_name_the_position() {
         Err(ScenarioError::Parse { line, .. }) => assert_eq!(line, 2),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_world_too_large_for_its_cells_is_refused_when_read() {
+    use bevy_crowdfield::field::FieldError;
+    use bevy_crowdfield::steer::SteerError;
+    let too_large = |e: Result<Scenario, ScenarioError>| match e {
+        Err(ScenarioError::World {
+            error: SteerError::Field(FieldError::GridTooLarge { .. }),
+            cell_size,
+            ..
+        }) => cell_size,
+        other => panic!("expected a world too large, got {other:?}"),
+    };
+    // 30 m × 10⁹ m over the default 0.5 m cells, in RON and in JSON.
+    let tall = too_large(Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (30, 1e9)),\n)",
+    ));
+    assert_eq!(tall, 0.5);
+    too_large(Scenario::from_json(
+        "{\"bounds\": {\"min\": [0, 0], \"max\": [30, 1e9]}}",
+    ));
+    // 10 m × 10 m over 0.1 mm cells: the scenario's own cell size counts.
+    let fine = "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  settings: (global_cell_size: Some(1e-4)),\n)";
+    assert_eq!(too_large(Scenario::from_ron(fine)), 1e-4);
+    let message = Scenario::from_ron(fine).unwrap_err().to_string();
+    assert!(
+        message.contains("too large") && message.contains("(10, 10)"),
+        "{message}"
+    );
+    // The largest world the default cells allow still reads.
+    assert!(Scenario::from_ron("(\n  bounds: (min: (0, 0), max: (4000, 4000)),\n)").is_ok());
 }
 
 /// Runs a scenario for `steps` planner steps and returns every agent's planned position per

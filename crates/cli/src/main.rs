@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::field::Coverage;
 use clap::{Parser, Subcommand};
 use crowdfield_cli::bench::{
@@ -145,7 +146,7 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
         match load(path) {
             Ok(s) => loaded.push(s),
             Err(e) => {
-                eprintln!("{}:{e}", path.display());
+                eprintln!("{}", located(path, &e));
                 if default_set && !path.exists() {
                     eprintln!(
                         "bench with no scenarios named reads the shipped set from assets/scenarios/: run it from the repository root, or name the scenarios"
@@ -236,6 +237,15 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     ExitCode::SUCCESS
 }
 
+/// A scenario file's error for standard error: `PATH:LINE:COLUMN: message` where the error has
+/// a position in the file, `PATH: message` otherwise.
+fn located(path: &std::path::Path, e: &ScenarioError) -> String {
+    match e {
+        ScenarioError::Parse { .. } => format!("{}:{e}", path.display()),
+        _ => format!("{}: {e}", path.display()),
+    }
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Convert {
@@ -280,7 +290,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("{}:{e}", scenario.display());
+                eprintln!("{}", located(&scenario, &e));
                 ExitCode::from(2)
             }
         },
@@ -297,7 +307,7 @@ fn main() -> ExitCode {
             let loaded = match load(&scenario) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("{}:{e}", scenario.display());
+                    eprintln!("{}", located(&scenario, &e));
                     return ExitCode::from(2);
                 }
             };

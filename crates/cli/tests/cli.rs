@@ -121,6 +121,32 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     assert_eq!(ran.status.code(), Some(2));
     assert!(!out.exists(), "a bad file must not leave outputs");
 
+    // Well formed, but its world is too large for its cells (30 m × 10⁹ m over 0.5 m): refused
+    // when read, before any crowd is built, where a run used to abort allocating its map.
+    let vast = dir.join("vast.scenario.ron");
+    std::fs::write(
+        &vast,
+        "(\n    bounds: (min: (0.0, 0.0), max: (30.0, 1e9)),\n    agents: [(position: (1.0, 1.0))],\n)\n",
+    )
+    .unwrap();
+    for args in [&["validate"][..], &["run", "--steps", "3", "--out"][..]] {
+        let out = dir.join("vast");
+        let mut command = Command::new(exe);
+        command.args(args);
+        if args[0] == "run" {
+            command.arg(&out);
+        }
+        let refused = command.arg(&vast).output().unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+        let message = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            message.contains("vast.scenario.ron: bounds (0, 0) to (30, 1000000000)")
+                && message.contains("too large"),
+            "{message}"
+        );
+        assert!(!out.exists(), "a refused world must not leave outputs");
+    }
+
     let out = dir.join("good");
     let ran = run_file(&scenario("corridor"), &["--steps", "3"], &out);
     assert!(

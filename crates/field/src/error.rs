@@ -38,6 +38,20 @@ pub enum FieldError {
         /// Requested height in cells.
         height: usize,
     },
+    /// A grid of more than [`MAX_GRID_CELLS`](crate::MAX_GRID_CELLS) cells: a world too large
+    /// for its cell size (the sizes are as asked, so they may exceed what a `usize` holds).
+    #[error(
+        "grid of {width:.0}×{height:.0} cells is too large (at most {max} cells): use larger \
+         cells or a smaller world"
+    )]
+    GridTooLarge {
+        /// Requested width in cells.
+        width: f64,
+        /// Requested height in cells.
+        height: f64,
+        /// The most cells a grid may have.
+        max: usize,
+    },
     /// Cell sizes must be finite and strictly positive.
     #[error("cell size must be finite and > 0, got {0}")]
     BadCellSize(f64),

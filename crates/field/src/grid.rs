@@ -10,6 +10,12 @@ use glam::{DVec2, IVec2};
 
 use crate::FieldError;
 
+/// The most cells a grid may have: 2²⁶ (67,108,864), a world of 4 km × 4 km at 0.5 m cells,
+/// whose `f64` map with its cell kinds takes 576 MiB. Larger grids are refused with
+/// [`FieldError::GridTooLarge`] rather than left to fail, or abort the process, when their
+/// memory is allocated.
+pub const MAX_GRID_CELLS: usize = 1 << 26;
+
 /// Size, placement and resolution of a grid in world space.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GridGeometry {
@@ -22,8 +28,9 @@ pub struct GridGeometry {
 impl GridGeometry {
     /// A grid whose cell `(0, 0)` has its lower-left corner at `origin`.
     ///
-    /// Errors if the grid is smaller than 3×3 (one free cell inside the border ring), the cell
-    /// size is not finite and positive, or the origin is not finite.
+    /// Errors if the grid is smaller than 3×3 (one free cell inside the border ring) or larger
+    /// than [`MAX_GRID_CELLS`], the cell size is not finite and positive, or the origin is not
+    /// finite.
     pub fn new(
         origin: DVec2,
         cell_size: f64,
@@ -33,6 +40,7 @@ impl GridGeometry {
         if width < 3 || height < 3 {
             return Err(FieldError::GridTooSmall { width, height });
         }
+        check_cells(width as f64, height as f64)?;
         if !(cell_size.is_finite() && cell_size > 0.0) {
             return Err(FieldError::BadCellSize(cell_size));
         }
@@ -61,8 +69,10 @@ impl GridGeometry {
             return Err(FieldError::BadCellSize(cell_size));
         }
         let size = (max - min).max(DVec2::ZERO);
-        let width = (size.x / cell_size).ceil() as usize + 2;
-        let height = (size.y / cell_size).ceil() as usize + 2;
+        // Counted in f64 first: a huge world over tiny cells must not wrap a usize.
+        let (width, height) = ((size.x / cell_size).ceil(), (size.y / cell_size).ceil());
+        check_cells(width + 2.0, height + 2.0)?;
+        let (width, height) = (width as usize + 2, height as usize + 2);
         Self::new(
             min - DVec2::splat(cell_size),
             cell_size,
@@ -183,6 +193,18 @@ pub fn floor_i64(v: f64) -> i64 {
     t.saturating_sub(i64::from(t as f64 > v))
 }
 
+/// Refuses a `width × height` grid of more than [`MAX_GRID_CELLS`] cells.
+fn check_cells(width: f64, height: f64) -> Result<(), FieldError> {
+    if width * height > MAX_GRID_CELLS as f64 {
+        return Err(FieldError::GridTooLarge {
+            width,
+            height,
+            max: MAX_GRID_CELLS,
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn check_finite(what: &'static str, value: f64) -> Result<f64, FieldError> {
     if value.is_finite() {
         Ok(value)
@@ -284,5 +306,27 @@ mod tests {
             GridGeometry::new(DVec2::new(f64::NAN, 0.0), 1.0, 9, 9),
             Err(FieldError::NonFinite { .. })
         ));
+    }
+
+    #[test]
+    fn grids_past_the_cell_limit_are_refused_before_anything_is_allocated() {
+        // 8192 × 8192 is exactly the limit; one row more is past it.
+        assert!(GridGeometry::new(DVec2::ZERO, 1.0, 8192, 8192).is_ok());
+        assert_eq!(
+            GridGeometry::new(DVec2::ZERO, 1.0, 8192, 8193),
+            Err(FieldError::GridTooLarge {
+                width: 8192.0,
+                height: 8193.0,
+                max: MAX_GRID_CELLS
+            })
+        );
+        // A world of 30 m × 10⁹ m, and one of 10³⁰⁰ m over nanometre cells, whose cell counts
+        // do not fit a usize: refused, not wrapped.
+        let tall = GridGeometry::covering(DVec2::ZERO, DVec2::new(30.0, 1e9), 0.5);
+        assert!(matches!(tall, Err(FieldError::GridTooLarge { height, .. }) if height > 1e9));
+        let vast = GridGeometry::covering(DVec2::splat(-1e300), DVec2::splat(1e300), 1e-9);
+        assert!(matches!(vast, Err(FieldError::GridTooLarge { .. })));
+        let message = tall.unwrap_err().to_string();
+        assert!(message.contains("too large"), "{message}");
     }
 }

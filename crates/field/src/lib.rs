@@ -100,7 +100,7 @@ pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};
 pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalCache, SubgoalStack};
-pub use grid::{GridGeometry, floor_i32, floor_i64};
+pub use grid::{GridGeometry, MAX_GRID_CELLS, floor_i32, floor_i64};
 pub use multigrid::{MultigridSolver, MultigridWorkspace, SolveReport};
 pub use raster::{Coverage, Shape, rasterise_goal, rasterise_obstacle};
 pub use relax::{RelaxReport, Relaxation, SweepOrder, Tolerance, jacobi_sweep, relax, relax_until};

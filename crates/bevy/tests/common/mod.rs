@@ -21,6 +21,7 @@ pub struct Seen {
     pub obstacles_rejected: Vec<(Entity, SteerError)>,
     pub waypoints: Vec<(Entity, usize)>,
     pub timed_out: Vec<(Entity, usize)>,
+    pub settings_rejected: Vec<SteerError>,
 }
 
 fn collect(
@@ -31,6 +32,7 @@ fn collect(
     mut obstacles: MessageReader<ObstacleRejected>,
     mut waypoints: MessageReader<AgentReachedWaypoint>,
     mut timed_out: MessageReader<AgentTimedOut>,
+    mut settings: MessageReader<SettingsRejected>,
 ) {
     seen.arrived.extend(arrived.read().map(|m| m.entity));
     seen.unreachable
@@ -43,6 +45,8 @@ fn collect(
         .extend(waypoints.read().map(|m| (m.entity, m.next)));
     seen.timed_out
         .extend(timed_out.read().map(|m| (m.entity, m.target)));
+    seen.settings_rejected
+        .extend(settings.read().map(|m| m.error.clone()));
 }
 
 /// A headless app over a `w` × `h` world.
