@@ -157,11 +157,18 @@ pub struct Bounds {
     pub max: Vec2,
 }
 
+/// Planner rates a scenario file may ask for, in steps a second: the seeds plan at 2–3.5. At
+/// a hundredth of a step a second a walker would need a local cell of 100 m per m/s of its
+/// speed, and a thousand steps a second is more than any frame rate; a headless run also turns
+/// the period into a fixed time step, which a rate past either end could not be (found with a
+/// file asking for 10⁻³⁰⁰ and 10³⁰⁰).
+pub const PLANNER_HZ_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1_000.0;
+
 /// Planner settings a scenario may set; the others keep the app's values.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScenarioSettings {
-    /// Planner steps per second.
+    /// Planner steps per second, within [`PLANNER_HZ_RANGE`].
     pub planner_hz: Option<f64>,
     /// Global-map cell size.
     pub global_cell_size: Option<f64>,
@@ -578,8 +585,16 @@ fn valid_bounds<'de, D: Deserializer<'de>>(d: D) -> Result<Bounds, D::Error> {
 
 fn valid_settings<'de, D: Deserializer<'de>>(d: D) -> Result<ScenarioSettings, D::Error> {
     let s = ScenarioSettings::deserialize(d)?;
+    if let Some(hz) = s.planner_hz
+        && !PLANNER_HZ_RANGE.contains(&hz)
+    {
+        return Err(serde::de::Error::custom(format!(
+            "planner_hz must lie in {}..={} steps a second, got {hz}",
+            PLANNER_HZ_RANGE.start(),
+            PLANNER_HZ_RANGE.end()
+        )));
+    }
     for (what, value, ok) in [
-        ("planner_hz", s.planner_hz, s.planner_hz.map(|v| v > 0.0)),
         (
             "global_cell_size",
             s.global_cell_size,

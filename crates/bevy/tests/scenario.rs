@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::scenario::{ScenarioError, ScenarioSpawned};
+use bevy_crowdfield::scenario::{PLANNER_HZ_RANGE, ScenarioError, ScenarioSpawned};
 use common::*;
 
 fn assets() -> PathBuf {
@@ -89,6 +89,20 @@ fn malformed_files_name_the_position() {
     );
     assert_eq!(line, 3, "{message}");
     assert!(message.contains("global_cell_size"), "{message}");
+    // Planner rates past either end of the range a headless run can turn into a time step.
+    for hz in ["1e-300", "0.001", "1e300", "2000.0"] {
+        let (line, _, message) = parse_error(&format!(
+            "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  settings: (planner_hz: Some({hz})),\n)"
+        ));
+        assert_eq!(line, 3, "{message}");
+        assert!(message.contains("planner_hz must lie in"), "{message}");
+    }
+    for hz in [PLANNER_HZ_RANGE.start(), &3.5, PLANNER_HZ_RANGE.end()] {
+        let text = format!(
+            "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  settings: (planner_hz: Some({hz:?})),\n)"
+        );
+        assert!(Scenario::from_ron(&text).is_ok(), "{text}");
+    }
     // A measurement area turned inside out (line 4) and a line of no length (line 5).
     let (line, _, message) = parse_error(
         "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  measurements: [\n    Area(min: (5, 1), max: (2, 4)),\n  ],\n)",

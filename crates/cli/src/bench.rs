@@ -63,7 +63,7 @@ pub struct BenchRow {
     pub scenario: String,
     /// Who steered.
     pub steering: Steering,
-    /// Agents placed.
+    /// Agents placed with somewhere to go (standing ones, with no goal, are left out).
     pub agents: usize,
     /// Steps run.
     pub steps: u64,
@@ -280,7 +280,7 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
     BenchRow {
         scenario: scenario.name.clone(),
         steering: Steering::Crowdfield,
-        agents: m.agents - m.not_placed,
+        agents: m.agents - m.not_placed - m.standing,
         steps: m.steps,
         agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
         runs_agent_steps_per_s: Vec::new(),
@@ -453,13 +453,16 @@ impl<'a> Baseline<'a> {
             overlap_max = overlap_max.max(deepest);
             wall_overlaps += walls;
         }
-        let arrived = self.walkers.iter().filter(|w| w.arrived.is_some()).count();
+        // Walkers with no goal stand all along: obstacles, not walkers, as in the plugin's runs.
+        let walkers = self.walkers.iter().filter(|w| !w.goals.is_empty());
+        let placed = walkers.clone().count();
+        let arrived = walkers.filter(|w| w.arrived.is_some()).count();
         let ratios: Vec<f64> = self.path_ratios();
         let (areas, lines) = measurer.finish();
         BenchRow {
             scenario: scenario.name.clone(),
             steering: self.steering,
-            agents: self.walkers.len(),
+            agents: placed,
             steps,
             agent_steps_per_s: if seconds > 0.0 {
                 agent_steps as f64 / seconds
@@ -468,7 +471,7 @@ impl<'a> Baseline<'a> {
             },
             runs_agent_steps_per_s: Vec::new(),
             runs_agree: true,
-            arrival_fraction: arrived as f64 / self.walkers.len().max(1) as f64,
+            arrival_fraction: arrived as f64 / placed.max(1) as f64,
             agent_overlaps: overlaps,
             agent_overlap_max_m: overlap_max,
             wall_overlaps,

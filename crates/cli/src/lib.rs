@@ -29,7 +29,9 @@ use bevy_crowdfield::prelude::*;
 pub use measure::{
     AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
 };
-pub use metrics::{Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, geodesic_distances};
+pub use metrics::{
+    Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, Rejection, geodesic_distances,
+};
 pub use plot::{SceneView, plot_field, plot_fundamental_diagram, plot_trajectories};
 
 /// App updates allowed beyond the planner steps asked for: building the crowd and registering
@@ -191,19 +193,36 @@ pub fn run_scenario_with_progress(
     // Spawned in the scenario's order, so entity indices follow it.
     agents.sort_by_key(|e| e.index());
 
+    let standing: Vec<bool> = agents
+        .iter()
+        .map(|e| {
+            app.world()
+                .get::<AgentGoals>(*e)
+                .is_none_or(|g| g.targets.is_empty())
+        })
+        .collect();
     let measurer = measure::Measurer::for_scenario(&scenario, period);
-    let mut recorder = metrics::Recorder::new(&agents, period, measurer);
+    let mut recorder = metrics::Recorder::new(&agents, &standing, period, measurer);
     let max_steps = match options.stop {
         Stop::Steps(n) => n,
         Stop::UntilArrived { max_steps } => max_steps,
     };
     let mut trajectories = Vec::new();
+    // Every rejection message is read after the update that wrote it, before it can expire.
+    let mut rejections = app
+        .world()
+        .resource::<Messages<AgentRejected>>()
+        .get_cursor();
     // Updates until the crowd has run `max_steps` planner steps; the first updates build the
     // crowd and register the agents before it steps.
     let mut last_step = 0;
     // A fixed tick can fall either side of an update, so allow twice the updates.
     for _ in 0..2 * max_steps + START_UP_UPDATES {
         app.update();
+        let messages = app.world().resource::<Messages<AgentRejected>>();
+        for rejected in rejections.read(messages) {
+            recorder.reject(rejected.entity, rejected.error.to_string());
+        }
         let step = app
             .world()
             .resource::<CrowdWorld>()

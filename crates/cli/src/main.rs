@@ -22,7 +22,7 @@ use crowdfield_cli::bench::{
     BenchOptions, BenchRow, bench_scenario, markdown, write_fundamental_diagrams,
 };
 use crowdfield_cli::steersuite::from_steersuite;
-use crowdfield_cli::{RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
+use crowdfield_cli::{Metrics, RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -237,6 +237,43 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     ExitCode::SUCCESS
 }
 
+/// The agents a run summary must account for besides the arrived ones: `", 2 rejected, 1
+/// unreachable, 3 timed out"` (nothing when there are none).
+fn not_walking(m: &Metrics) -> String {
+    [
+        (m.rejected, "rejected"),
+        (m.unreachable, "unreachable"),
+        (m.timed_out, "timed out"),
+        (m.not_placed, "not placed"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!(", {n} {what}"))
+    .collect()
+}
+
+/// Most rejected agents named one by one on standard error; the rest are counted.
+const REJECTIONS_LISTED: usize = 10;
+
+/// Tells on standard error which agents the plugin rejected and why (metrics.json lists all).
+fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
+    for r in m.rejections.iter().take(REJECTIONS_LISTED) {
+        eprintln!(
+            "{}: agent {} was rejected: {}",
+            scenario.display(),
+            r.agent,
+            r.reason
+        );
+    }
+    if m.rejections.len() > REJECTIONS_LISTED {
+        eprintln!(
+            "{}: {} more agents were rejected (metrics.json lists them all)",
+            scenario.display(),
+            m.rejections.len() - REJECTIONS_LISTED
+        );
+    }
+}
+
 /// A scenario file's error for standard error: `PATH:LINE:COLUMN: message` where the error has
 /// a position in the file, `PATH: message` otherwise.
 fn located(path: &std::path::Path, e: &ScenarioError) -> String {
@@ -353,12 +390,13 @@ fn main() -> ExitCode {
             }
             let m = &output.metrics;
             println!(
-                "{}: {} steps, {}/{} arrived ({:.1} %), overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {:.2} ms/step; written to {}",
+                "{}: {} steps, {}/{} arrived ({:.1} %){}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {:.2} ms/step; written to {}",
                 scenario.display(),
                 m.steps,
                 m.arrived,
                 m.agents - m.not_placed,
                 m.arrival_fraction * 100.0,
+                not_walking(m),
                 m.agent_overlaps,
                 m.agent_overlap_max_m,
                 m.wall_overlaps,
@@ -366,6 +404,7 @@ fn main() -> ExitCode {
                 m.planner_ms_mean,
                 out.display()
             );
+            report_rejections(&scenario, m);
             for a in &m.areas {
                 if a.area_m2 == 0.0 {
                     eprintln!(

@@ -40,25 +40,33 @@ pub struct Metrics {
     pub agents: usize,
     /// Agents a region could not place (too full).
     pub not_placed: usize,
-    /// Agents the plugin rejected (bad style or start).
+    /// Agents the plugin rejected (bad style or start); [`Metrics::rejections`] says why.
     pub rejected: usize,
+    /// Agents with no route to their goal when the run ended (state `Unreachable`: they hold
+    /// their place and check again every step, so an `--until-arrived` run waits for them up to
+    /// its cap).
+    pub unreachable: usize,
+    /// Agents with no target at all: they stand where they were placed, obstacles for the
+    /// others (the ambush's pocket of people), and take no part in the arrival, time, path and
+    /// effort figures below.
+    pub standing: usize,
     /// Agents that reached their last goal.
     pub arrived: usize,
     /// Agents that gave up their last goal when its time limit ran out (not arrived).
     pub timed_out: usize,
-    /// `arrived / (agents − not_placed)`.
+    /// `arrived / (agents − not_placed − standing)`.
     pub arrival_fraction: f64,
     /// Mean time to reach the last goal over the agents that did.
     pub time_to_goal_mean_s: Option<f64>,
     /// Longest time to reach the last goal.
     pub time_to_goal_max_s: Option<f64>,
-    /// Mean length walked per agent.
+    /// Mean length walked per agent with a target and not rejected.
     pub path_length_mean_m: f64,
     /// Mean over arrived agents of the length walked divided by the shortest obstacle-free
     /// path through the same goals (geodesic on the global grid, 8-connected, no corner
     /// cutting); 1 is optimal.
     pub path_length_ratio_mean: Option<f64>,
-    /// Mean over agents of SteerSuite's PLE effort Σ (e_s + e_w·|v|²)·Δt until arrival
+    /// Mean over agents with a target and not rejected of SteerSuite's PLE effort Σ (e_s + e_w·|v|²)·Δt until arrival
     /// (joules per kilogram).
     pub effort_mean: f64,
     /// Agent pairs whose discs overlapped, summed over steps.
@@ -83,12 +91,24 @@ pub struct Metrics {
     /// deeper than their map's residual (0 for a correct solve: in regions where p is within
     /// round-off of 1, cells a few ulps below their neighbours are solver noise, not minima).
     pub field_local_minima: usize,
+    /// Why each rejected agent was rejected, in the scenario's agent order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejections: Vec<Rejection>,
     /// The fundamental diagram in each of the scenario's measurement areas.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub areas: Vec<AreaReport>,
     /// The flow through each of the scenario's measurement lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
+}
+
+/// An agent the plugin rejected, and why (its `AgentRejected` message).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rejection {
+    /// The agent's index in the scenario (single agents first, then each region's).
+    pub agent: usize,
+    /// The error the plugin gave.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -99,6 +119,12 @@ struct Track {
     walked: f64,
     arrived_at: Option<u64>,
     rejected: bool,
+    /// Has no target: stands for the whole run.
+    standing: bool,
+    /// The first reason the plugin gave for rejecting the agent.
+    rejection: Option<String>,
+    /// In the `Unreachable` state at the last step observed.
+    unreachable: bool,
     effort: f64,
     /// The agent's crowd id and goal count, once seen in the crowd.
     id: Option<(AgentId, usize)>,
@@ -130,10 +156,23 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub(crate) fn new(agents: &[Entity], period: f64, measurer: Measurer) -> Self {
+    /// A recorder of `agents`, those of them `standing` (with no target) left out of the
+    /// walkers' figures.
+    pub(crate) fn new(
+        agents: &[Entity],
+        standing: &[bool],
+        period: f64,
+        measurer: Measurer,
+    ) -> Self {
         Self {
             agents: agents.to_vec(),
-            tracks: vec![Track::default(); agents.len()],
+            tracks: standing
+                .iter()
+                .map(|&standing| Track {
+                    standing,
+                    ..Default::default()
+                })
+                .collect(),
             period,
             steps: 0,
             agent_overlaps: 0,
@@ -146,6 +185,13 @@ impl Recorder {
             field_residual_max: 0.0,
             field_local_minima: 0,
             measurer,
+        }
+    }
+
+    /// Notes why the plugin rejected `entity` (its first reason is kept).
+    pub(crate) fn reject(&mut self, entity: Entity, reason: String) {
+        if let Some(i) = self.agents.iter().position(|e| *e == entity) {
+            self.tracks[i].rejection.get_or_insert(reason);
         }
     }
 
@@ -195,6 +241,7 @@ impl Recorder {
                 track.arrived_at = Some(step);
                 continue;
             };
+            track.unreachable = state == AgentState::Unreachable;
             match state {
                 AgentState::Rejected => {
                     track.rejected = true;
@@ -323,24 +370,25 @@ impl Recorder {
 
     pub(crate) fn finish(self, scenario: &Scenario, not_placed: usize) -> Metrics {
         let asked = scenario.agents.len() + scenario.regions.iter().map(|r| r.count).sum::<usize>();
-        let times: Vec<f64> = self
-            .tracks
-            .iter()
+        // Agents that had somewhere to go; the rejected ones among them still count as not
+        // arrived.
+        let walkers = || self.tracks.iter().filter(|t| !t.standing);
+        let standing = self.tracks.iter().filter(|t| t.standing).count();
+        let times: Vec<f64> = walkers()
             .filter_map(|t| t.arrived_at)
             .map(|s| s as f64 * self.period)
             .collect();
-        let placed = asked.saturating_sub(not_placed);
+        let placed = asked.saturating_sub(not_placed).saturating_sub(standing);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let walked: Vec<f64> = self.tracks.iter().map(|t| t.walked).collect();
-        let ratios: Vec<f64> = self
-            .tracks
-            .iter()
+        let walked: Vec<f64> = walkers()
+            .filter(|t| !t.rejected)
+            .map(|t| t.walked)
+            .collect();
+        let ratios: Vec<f64> = walkers()
             .filter(|t| t.arrived_at.is_some())
             .filter_map(|t| self.shortest(t).map(|s| t.walked / s))
             .collect();
-        let efforts: Vec<f64> = self
-            .tracks
-            .iter()
+        let efforts: Vec<f64> = walkers()
             .filter(|t| !t.rejected)
             .map(|t| t.effort)
             .collect();
@@ -351,7 +399,13 @@ impl Recorder {
             planner_period_s: self.period,
             agents: asked,
             not_placed,
+            standing,
             rejected: self.tracks.iter().filter(|t| t.rejected).count(),
+            unreachable: self
+                .tracks
+                .iter()
+                .filter(|t| t.unreachable && t.arrived_at.is_none() && !t.rejected && !t.gave_up)
+                .count(),
             timed_out: self.tracks.iter().filter(|t| t.gave_up).count(),
             arrived: times.len(),
             arrival_fraction: if placed == 0 {
@@ -378,6 +432,19 @@ impl Recorder {
             },
             field_residual_max: self.field_residual_max,
             field_local_minima: self.field_local_minima,
+            rejections: self
+                .tracks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.rejected)
+                .map(|(agent, t)| Rejection {
+                    agent,
+                    reason: t
+                        .rejection
+                        .clone()
+                        .unwrap_or_else(|| "no reason given".into()),
+                })
+                .collect(),
             areas,
             lines,
         }

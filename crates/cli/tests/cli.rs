@@ -598,6 +598,101 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
     assert_eq!(fractions[2].0, 1.0, "{rows:?}");
 }
 
+/// Agents that never walk are accounted for: one standing in a wall is rejected, with the
+/// plugin's reason in metrics.json and on standard error, and one walled off from its goal is
+/// counted as unreachable; the summary line names both beside the one that arrived.
+#[test]
+fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
+    let dir = scratch("rejected_and_unreachable");
+    let file = dir.join("stuck.scenario.ron");
+    // The first walker stands inside the box at x = 1–3; a wall across the whole world at
+    // x = 10–11 cuts the second off from (18, 2); the third walks on its own side, to (8, 5).
+    std::fs::write(
+        &file,
+        "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  obstacles: [\n    (shape: Aabb(min: (1, 1), max: (3, 2))),\n    (shape: Aabb(min: (10, -1), max: (11, 7))),\n  ],\n  agents: [\n    (position: (2, 1.5), goals: (targets: [Point((8, 3))])),\n    (position: (5, 3), goals: (targets: [Point((18, 2))])),\n    (position: (2, 5), goals: (targets: [Point((8, 5))])),\n  ],\n)",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let run = run_file(&file, &["--max-steps", "60"], &out);
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stdout.contains("1/3 arrived (33.3 %), 1 rejected, 1 unreachable,"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("agent 0 was rejected: "), "{stderr}");
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["rejected"], 1);
+    assert_eq!(metrics["unreachable"], 1);
+    assert_eq!(metrics["arrived"], 1);
+    let rejections = metrics["rejections"].as_array().unwrap();
+    assert_eq!(rejections.len(), 1, "{rejections:?}");
+    assert_eq!(rejections[0]["agent"], 0);
+    let reason = rejections[0]["reason"].as_str().unwrap();
+    assert!(
+        !reason.is_empty() && stderr.contains(reason),
+        "{reason} / {stderr}"
+    );
+    // A run where everyone walks says nothing of the kind.
+    let good = run_file(&scenario("oncoming"), &[], &dir.join("good"));
+    let stdout = String::from_utf8_lossy(&good.stdout);
+    let summary = stdout.split("; written to").next().unwrap();
+    assert!(
+        summary.contains("2/2 arrived (100.0 %), overlaps"),
+        "{stdout}"
+    );
+    let m = std::fs::read_to_string(dir.join("good/metrics.json")).unwrap();
+    assert!(!m.contains("\"rejections\""), "{m}");
+}
+
+/// People with no target stand all run long: they are counted as standing, and the arrival,
+/// time, path and effort figures are the walkers' alone, in `run` and in every bench row (before,
+/// the ambush's 34 standing people counted as arrived at the first step, which put its mean
+/// time to goal at 1.1 s where its one walker took 28.6 s).
+#[test]
+fn standing_people_are_not_counted_as_walkers() {
+    let s = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (20, 8)),\n  agents: [\n    (position: (2, 1.5), goals: (targets: [Point((12, 1.5))])),\n    (position: (5, 7), goals: (targets: [])),\n    (position: (7, 7), goals: (targets: [])),\n    (position: (9, 7)),\n  ],\n)",
+    )
+    .unwrap();
+    let options = RunOptions {
+        stop: Stop::UntilArrived { max_steps: 200 },
+        ..Default::default()
+    };
+    let m = run_scenario(&s, options).metrics;
+    assert_eq!((m.agents, m.standing, m.arrived), (4, 3, 1), "{m:?}");
+    assert_eq!(m.arrival_fraction, 1.0);
+    // The walker's own figures: it walks about 10 m, so it needs several seconds.
+    let time = m.time_to_goal_mean_s.unwrap();
+    assert_eq!(Some(time), m.time_to_goal_max_s);
+    assert!(time > 5.0, "{m:?}");
+    assert!(m.path_length_mean_m > 9.0, "{m:?}");
+    let alone = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (20, 8)),\n  agents: [(position: (2, 1.5), goals: (targets: [Point((12, 1.5))]))],\n)",
+    )
+    .unwrap();
+    let a = run_scenario(&alone, options).metrics;
+    assert_eq!((a.standing, a.arrived, a.steps), (0, 1, m.steps), "{a:?}");
+    // The same walk, to rounding: the people stand beyond the walker's local map.
+    assert_eq!(a.time_to_goal_mean_s, m.time_to_goal_mean_s);
+    assert!((a.path_length_mean_m - m.path_length_mean_m).abs() < 1e-9, "{a:?}");
+    assert!((a.effort_mean - m.effort_mean).abs() < 1e-9, "{a:?}");
+    let rows = crowdfield_cli::bench::bench_scenario(
+        &s,
+        crowdfield_cli::bench::BenchOptions {
+            max_steps: 200,
+            threads: 1,
+            repeats: 1,
+            ..Default::default()
+        },
+    );
+    for row in &rows {
+        assert_eq!((row.agents, row.arrival_fraction), (1, 1.0), "{row:?}");
+    }
+}
+
 /// A SteerSuite test case converts into a scenario that runs: two walkers swap ends of a
 /// 6 m-wide street between two blocks, and a bad case writes nothing.
 #[test]
