@@ -589,7 +589,7 @@ fn valid_settings<'de, D: Deserializer<'de>>(d: D) -> Result<ScenarioSettings, D
         && !PLANNER_HZ_RANGE.contains(&hz)
     {
         return Err(serde::de::Error::custom(format!(
-            "planner_hz must lie in {}..={} steps a second, got {hz}",
+            "planner_hz must lie in {}..={} steps a second, got {hz:e}",
             PLANNER_HZ_RANGE.start(),
             PLANNER_HZ_RANGE.end()
         )));

@@ -95,7 +95,10 @@ fn malformed_files_name_the_position() {
             "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  settings: (planner_hz: Some({hz})),\n)"
         ));
         assert_eq!(line, 3, "{message}");
+        let asked: f64 = hz.parse().unwrap();
         assert!(message.contains("planner_hz must lie in"), "{message}");
+        // In exponent form: not 10³⁰⁰ written out in 301 digits.
+        assert!(message.contains(&format!("got {asked:e}")), "{message}");
     }
     for hz in [PLANNER_HZ_RANGE.start(), &3.5, PLANNER_HZ_RANGE.end()] {
         let text = format!(

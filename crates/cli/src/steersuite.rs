@@ -132,6 +132,16 @@ struct Reader<'a, 'input> {
 }
 
 /// The highest speed one planner step covers with the default planner rate and local cells.
+/// A number for a message: plain, or in exponent form when it is huge (`f64`'s `Display` would
+/// write 1e308 out in 309 digits).
+fn readable(v: f64) -> String {
+    if v.abs() < 1e9 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 fn fastest() -> f64 {
     LocalMapSettings::default().cell_size * CrowdfieldSettings::default().planner_hz
 }
@@ -530,7 +540,8 @@ impl<'a, 'input> Reader<'a, 'input> {
                 self.note(
                     first,
                     format!(
-                        "desired speed {speed} m/s lowered to {} m/s (one local cell per planner step)",
+                        "desired speed {} m/s lowered to {} m/s (one local cell per planner step)",
+                        readable(speed),
                         fastest()
                     ),
                 );
@@ -834,5 +845,12 @@ mod tests {
         }
         assert_eq!(first, squares(3));
         assert_ne!(first, squares(4));
+    }
+
+    #[test]
+    fn huge_numbers_read_in_exponent_form() {
+        assert_eq!(readable(2.4), "2.4");
+        assert_eq!(readable(-1e300), "-1e300");
+        assert!(readable(f64::MAX).len() < 30, "{}", readable(f64::MAX));
     }
 }

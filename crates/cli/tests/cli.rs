@@ -677,7 +677,10 @@ fn standing_people_are_not_counted_as_walkers() {
     assert_eq!((a.standing, a.arrived, a.steps), (0, 1, m.steps), "{a:?}");
     // The same walk, to rounding: the people stand beyond the walker's local map.
     assert_eq!(a.time_to_goal_mean_s, m.time_to_goal_mean_s);
-    assert!((a.path_length_mean_m - m.path_length_mean_m).abs() < 1e-9, "{a:?}");
+    assert!(
+        (a.path_length_mean_m - m.path_length_mean_m).abs() < 1e-9,
+        "{a:?}"
+    );
     assert!((a.effort_mean - m.effort_mean).abs() < 1e-9, "{a:?}");
     let rows = crowdfield_cli::bench::bench_scenario(
         &s,
