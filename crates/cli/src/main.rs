@@ -238,9 +238,11 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
 }
 
 /// The agents a run summary must account for besides the arrived ones: `", 2 rejected, 1
-/// unreachable, 3 timed out"` (nothing when there are none).
+/// unreachable, 3 timed out"` (nothing when there are none); standing agents are not in the
+/// walkers' count before it.
 fn not_walking(m: &Metrics) -> String {
     [
+        (m.standing, "standing"),
         (m.rejected, "rejected"),
         (m.unreachable, "unreachable"),
         (m.timed_out, "timed out"),
@@ -394,7 +396,7 @@ fn main() -> ExitCode {
                 scenario.display(),
                 m.steps,
                 m.arrived,
-                m.agents - m.not_placed,
+                m.agents - m.not_placed - m.standing,
                 m.arrival_fraction * 100.0,
                 not_walking(m),
                 m.agent_overlaps,

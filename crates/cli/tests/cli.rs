@@ -635,6 +635,24 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
         !reason.is_empty() && stderr.contains(reason),
         "{reason} / {stderr}"
     );
+    // Two walkers placed on one spot: one is rejected, and its reason names the other by its
+    // index in the file (not by the crowd's internal id, which follows the plugin's own
+    // registration order).
+    let twins = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  agents: [\n    (position: (2, 3), goals: (targets: [Point((18, 3))])),\n    (position: (2, 3), goals: (targets: [Point((18, 3))])),\n  ],\n)",
+    )
+    .unwrap();
+    let options = RunOptions {
+        stop: Stop::Steps(3),
+        ..Default::default()
+    };
+    let m = run_scenario(&twins, options).metrics;
+    assert_eq!(m.rejections.len(), 1, "{m:?}");
+    let r = &m.rejections[0];
+    assert_eq!(
+        r.reason,
+        format!("agent at (2, 3) overlaps agent {}", 1 - r.agent)
+    );
     // A run where everyone walks says nothing of the kind.
     let good = run_file(&scenario("oncoming"), &[], &dir.join("good"));
     let stdout = String::from_utf8_lossy(&good.stdout);
@@ -694,6 +712,14 @@ fn standing_people_are_not_counted_as_walkers() {
     for row in &rows {
         assert_eq!((row.agents, row.arrival_fraction), (1, 1.0), "{row:?}");
     }
+    // The ambush's summary line counts its one walker and names the people standing.
+    let dir = scratch("standing_people");
+    let run = run_file(&scenario("ambush"), &[], &dir);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains(" 1/1 arrived (100.0 %), 34 standing, overlaps"),
+        "{stdout}"
+    );
 }
 
 /// A SteerSuite test case converts into a scenario that runs: two walkers swap ends of a
