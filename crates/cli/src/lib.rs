@@ -100,9 +100,28 @@ pub struct RunOutput {
     pub field: Option<bevy_crowdfield::field::Field<f64>>,
 }
 
-/// A scenario file read and validated, or the reason it could not be.
+/// A scenario file read and validated, or the reason it could not be. A file with no `name`
+/// takes its file's (`crossing` for `crossing.scenario.ron`), so that bench rows and metrics
+/// say which run they are.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    Scenario::from_path(path)
+    let mut scenario = Scenario::from_path(path)?;
+    if scenario.name.is_empty() {
+        scenario.name = file_name(path);
+    }
+    Ok(scenario)
+}
+
+/// The name of a scenario file without its extensions.
+fn file_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    [".scenario.ron", ".scenario.json", ".ron", ".json"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(&name)
+        .to_string()
 }
 
 /// Mixes `seed` into every region's seed (a region keeps a distinct draw from the others).

@@ -51,11 +51,11 @@ enum Command {
         /// Scenario files (default: the shipped comparison set).
         scenarios: Vec<PathBuf>,
         /// Planner steps at most per scenario and steering.
-        #[arg(long, default_value_t = 2_000)]
+        #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..))]
         max_steps: u64,
         /// Threads for every steering (the same pool).
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+        threads: u16,
         /// Runs of each steering, taken in turn; the table gives the median speed and the
         /// range.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
@@ -91,13 +91,13 @@ enum Command {
         /// A `.scenario.ron` or `.scenario.json` file.
         scenario: PathBuf,
         /// Run exactly this many planner steps.
-        #[arg(long, conflicts_with = "until_arrived")]
+        #[arg(long, conflicts_with = "until_arrived", value_parser = clap::value_parser!(u64).range(1..))]
         steps: Option<u64>,
         /// Run until every agent has arrived (the default), at most `--max-steps`.
         #[arg(long)]
         until_arrived: bool,
         /// The cap for `--until-arrived`.
-        #[arg(long, default_value_t = 5_000)]
+        #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
         max_steps: u64,
         /// Mixed into every region's seed for a different draw of the same file.
         #[arg(long)]
@@ -107,7 +107,7 @@ enum Command {
         out: PathBuf,
         /// Threads of the pool the run steps in (default: one per CPU). Results do not depend
         /// on it.
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
         threads: Option<u16>,
         /// Keep the other pool threads awake up to this many microseconds (at most one second)
         /// between planner steps, which run back to back here (0: off; see docs/performance.md,
@@ -116,6 +116,10 @@ enum Command {
         worker_spin_us: u64,
     },
 }
+
+/// Most threads `run` and `bench` start: far more than the CPUs any bench ran on, and few
+/// enough that the pool starts (the bench's pool is built where a failure cannot be reported).
+const MAX_THREADS: i64 = 1024;
 
 /// The scenarios `bench` runs when none are named.
 const BENCH_SET: [&str; 10] = [
@@ -304,7 +308,7 @@ fn main() -> ExitCode {
             scenarios,
             BenchOptions {
                 max_steps,
-                threads,
+                threads: usize::from(threads),
                 repeats: repeat as usize,
                 worker_spin: Duration::from_micros(worker_spin_us),
             },

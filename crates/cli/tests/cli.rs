@@ -238,6 +238,44 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         "{said}"
     );
     assert!(!out.exists(), "a bench that ran nothing must not write");
+
+    // Counts of nothing are refused before anything runs: zero steps (a run took one), a zero
+    // cap, and a bench on no threads (it ran on one).
+    for (command, flags) in [
+        ("run", ["--steps", "0"]),
+        ("run", ["--max-steps", "0"]),
+        ("bench", ["--threads", "0"]),
+        ("bench", ["--max-steps", "0"]),
+        ("run", ["--threads", "100000"]),
+    ] {
+        let out = dir.join("zero");
+        let refused = Command::new(exe)
+            .arg(command)
+            .arg(scenario("oncoming"))
+            .args(flags)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{command} {flags:?}");
+        assert!(!out.exists(), "{command} {flags:?}");
+    }
+
+    // A file with no name is known by its file's: in metrics.json and in the bench's rows.
+    let unnamed = dir.join("two-walkers.scenario.ron");
+    std::fs::write(
+        &unnamed,
+        "(\n    bounds: (min: (0.0, 0.0), max: (10.0, 4.0)),\n    agents: [(position: (1.0, 2.0), goals: (targets: [Point((9.0, 2.0))]))],\n)\n",
+    )
+    .unwrap();
+    assert_eq!(load(&unnamed).unwrap().name, "two-walkers");
+    let out = dir.join("unnamed");
+    assert!(run_file(&unnamed, &["--steps", "2"], &out).status.success());
+    let metrics = std::fs::read_to_string(out.join("metrics.json")).unwrap();
+    assert!(
+        metrics.contains("\"scenario\": \"two-walkers\""),
+        "{metrics}"
+    );
 }
 
 /// `run` steps in a pool of `--threads` threads: with two, the hallway's 200 walkers commit while
