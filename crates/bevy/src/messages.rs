@@ -59,6 +59,9 @@ pub struct AgentRejected {
     pub entity: Entity,
     /// Why.
     pub error: SteerError,
+    /// The other agent the error names, where it names one
+    /// ([`SteerError::OverlapsAgent`], whose `other` is the crowd's internal id): its entity.
+    pub other: Option<Entity>,
 }
 
 /// The [`CrowdfieldSettings`](crate::CrowdfieldSettings) were rejected: bounds that are not

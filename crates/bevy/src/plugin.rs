@@ -3,7 +3,7 @@
 use bevy::math::DVec2;
 use bevy::prelude::*;
 
-use crowdfield_steer::{AgentId, Crowd, StepPhase};
+use crowdfield_steer::{AgentId, Crowd, SteerError, StepPhase};
 
 use crate::components::{
     AgentGoals, AgentPlan, AgentState, AgentStyle, CrowdAgent, CrowdObstacle, DesiredVelocity,
@@ -365,7 +365,7 @@ fn register_agents(
                 *state = AgentState::Rejected;
                 plan.from = plan.to;
                 velocity.0 = Vec2::ZERO;
-                rejected.write(AgentRejected { entity, error });
+                rejected.write(rejection(world, entity, error));
             }
         }
     }
@@ -402,9 +402,23 @@ fn register_agents(
                 *state = AgentState::Rejected;
                 plan.from = plan.to;
                 velocity.0 = Vec2::ZERO;
-                rejected.write(AgentRejected { entity, error });
+                rejected.write(rejection(world, entity, error));
             }
         }
+    }
+}
+
+/// The message for `entity` rejected with `error`, naming the entity of any agent the error
+/// names by its crowd id.
+fn rejection(world: &CrowdWorld, entity: Entity, error: SteerError) -> AgentRejected {
+    let other = match error {
+        SteerError::OverlapsAgent { other, .. } => world.entity(AgentId(other)),
+        _ => None,
+    };
+    AgentRejected {
+        entity,
+        error,
+        other,
     }
 }
 
@@ -418,7 +432,7 @@ fn update_agent(
     goals: &Ref<AgentGoals>,
     style: &Ref<AgentStyle>,
     external: bool,
-) -> Result<Option<Vec2>, crowdfield_steer::SteerError> {
+) -> Result<Option<Vec2>, SteerError> {
     if goals.is_changed() && !goals.is_added() {
         let ids = world.resolve_goals(goals, settings.point_goal_radius)?;
         let crowd = world.crowd_mut().expect("built");

@@ -351,6 +351,9 @@ fn bad_agents_are_reported_and_never_panic() {
         ))
         .id();
     let fine = agent(&mut app, Vec2::new(4.0, 8.0), goal.clone());
+    // On the same spot as `fine`: one of the two is rejected (the plugin's registration order
+    // decides which), and its message names the other's entity.
+    let twin = agent(&mut app, Vec2::new(4.0, 8.0), goal.clone());
     let bad_obstacle = app
         .world_mut()
         .spawn(CrowdObstacle::fixed(Shape::Disc {
@@ -390,7 +393,23 @@ fn bad_agents_are_reported_and_never_panic() {
     assert!(matches!(error_of(too_fast), SteerError::StepTooLong { .. }));
     assert_eq!(seen(&app).obstacles_rejected.len(), 1);
     assert_eq!(seen(&app).obstacles_rejected[0].0, bad_obstacle);
-    assert_ne!(state(&app, fine), AgentState::Rejected);
+    let overlapping: Vec<(Entity, Option<Entity>)> = seen(&app)
+        .rejected
+        .iter()
+        .zip(&seen(&app).rejected_others)
+        .filter(|((_, error), _)| matches!(error, SteerError::OverlapsAgent { .. }))
+        .map(|((e, _), other)| (*e, *other))
+        .collect();
+    assert!(
+        overlapping == [(twin, Some(fine))] || overlapping == [(fine, Some(twin))],
+        "{overlapping:?}"
+    );
+    // Every other rejection names nobody.
+    let named = seen(&app).rejected_others.iter().flatten().count();
+    assert_eq!(named, 1);
+    let (refused, _) = overlapping[0];
+    let walker = if refused == twin { fine } else { twin };
+    assert_ne!(state(&app, walker), AgentState::Rejected);
 
     // Fixing the style lets the agent take part.
     app.world_mut()

@@ -25,7 +25,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::{AgentId, SteerError};
+use bevy_crowdfield::steer::SteerError;
 
 pub use measure::{
     AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
@@ -195,21 +195,17 @@ pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
 }
 
 /// A rejection's reason for a reader of the scenario file: where the error names another agent
-/// by its crowd id (the plugin registers agents in its own order), the scenario's index of that
-/// agent (`agents`, in the scenario's order) is named instead.
-fn reason(
-    error: &bevy_crowdfield::steer::SteerError,
-    agents: &[Entity],
-    crowd_world: &CrowdWorld,
-) -> String {
-    if let SteerError::OverlapsAgent { x, y, other } = error
-        && let Some(index) = crowd_world
-            .entity(AgentId(*other))
+/// (by the crowd's id; the plugin registers agents in its own order), that agent's index in the
+/// scenario (`agents`, in the scenario's order) is named instead.
+fn reason(rejected: &AgentRejected, agents: &[Entity]) -> String {
+    if let SteerError::OverlapsAgent { x, y, .. } = rejected.error
+        && let Some(index) = rejected
+            .other
             .and_then(|e| agents.iter().position(|a| *a == e))
     {
         return format!("agent at ({x}, {y}) overlaps agent {index}");
     }
-    error.to_string()
+    rejected.error.to_string()
 }
 
 /// [`run_scenario`], calling `progress(step, agents still walking)` after every step.
@@ -258,12 +254,8 @@ pub fn run_scenario_with_progress(
     for _ in 0..2 * max_steps + START_UP_UPDATES {
         app.update();
         let messages = app.world().resource::<Messages<AgentRejected>>();
-        let crowd_world = app.world().resource::<CrowdWorld>();
         for rejected in rejections.read(messages) {
-            recorder.reject(
-                rejected.entity,
-                reason(&rejected.error, &agents, crowd_world),
-            );
+            recorder.reject(rejected.entity, reason(rejected, &agents));
         }
         let step = app
             .world()

@@ -18,6 +18,8 @@ pub struct Seen {
     pub arrived: Vec<Entity>,
     pub unreachable: Vec<Entity>,
     pub rejected: Vec<(Entity, SteerError)>,
+    /// The other agent each rejection names, in the order of `rejected`.
+    pub rejected_others: Vec<Option<Entity>>,
     pub obstacles_rejected: Vec<(Entity, SteerError)>,
     pub waypoints: Vec<(Entity, usize)>,
     pub timed_out: Vec<(Entity, usize)>,
@@ -37,8 +39,10 @@ fn collect(
     seen.arrived.extend(arrived.read().map(|m| m.entity));
     seen.unreachable
         .extend(unreachable.read().map(|m| m.entity));
-    seen.rejected
-        .extend(rejected.read().map(|m| (m.entity, m.error.clone())));
+    for m in rejected.read() {
+        seen.rejected.push((m.entity, m.error.clone()));
+        seen.rejected_others.push(m.other);
+    }
     seen.obstacles_rejected
         .extend(obstacles.read().map(|m| (m.entity, m.error.clone())));
     seen.waypoints
