@@ -246,7 +246,7 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         ("run", ["--max-steps", "0"]),
         ("bench", ["--threads", "0"]),
         ("bench", ["--max-steps", "0"]),
-        ("run", ["--threads", "100000"]),
+        ("run", ["--threads", "2000"]),
     ] {
         let out = dir.join("zero");
         let refused = Command::new(exe)
