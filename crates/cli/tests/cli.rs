@@ -247,6 +247,7 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         ("bench", ["--threads", "0"]),
         ("bench", ["--max-steps", "0"]),
         ("run", ["--threads", "2000"]),
+        ("bench", ["--threads", "2000"]),
     ] {
         let out = dir.join("zero");
         let refused = Command::new(exe)
