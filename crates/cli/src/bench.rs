@@ -123,13 +123,16 @@ impl Default for BenchOptions {
 /// Runs `scenario` four ways (the plugin, [`Steering::CrowdStep`], ORCA, seek),
 /// `options.repeats` times each. Every steering is deterministic, so every run of one should
 /// move the agents the same way: a row shows its first run's measurements, the median speed,
-/// and whether the runs agreed.
-pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRow> {
+/// and whether the runs agreed. Errors only if the pool of `options.threads` threads cannot
+/// start.
+pub fn bench_scenario(
+    scenario: &Scenario,
+    options: BenchOptions,
+) -> Result<Vec<BenchRow>, rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
-        .build()
-        .expect("a thread pool");
-    pool.install(|| {
+        .build()?;
+    Ok(pool.install(|| {
         let start = crate::initial_crowd(scenario);
         // The shortest paths to every goal the agents head for, for the path ratios of every
         // baseline run (they all start from this crowd).
@@ -169,7 +172,7 @@ pub fn bench_scenario(scenario: &Scenario, options: BenchOptions) -> Vec<BenchRo
                 row
             })
             .collect()
-    })
+    }))
 }
 
 impl BenchRow {
@@ -280,7 +283,7 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
     BenchRow {
         scenario: scenario.name.clone(),
         steering: Steering::Crowdfield,
-        agents: m.agents - m.not_placed - m.standing,
+        agents: m.walkers(),
         steps: m.steps,
         agent_steps_per_s: m.agent_steps_per_s.unwrap_or(0.0),
         runs_agent_steps_per_s: Vec::new(),

@@ -25,7 +25,6 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::SteerError;
 
 pub use measure::{
     AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
@@ -194,20 +193,6 @@ pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }
 
-/// A rejection's reason for a reader of the scenario file: where the error names another agent
-/// (by the crowd's id; the plugin registers agents in its own order), that agent's index in the
-/// scenario (`agents`, in the scenario's order) is named instead.
-fn reason(rejected: &AgentRejected, agents: &[Entity]) -> String {
-    if let SteerError::OverlapsAgent { x, y, .. } = rejected.error
-        && let Some(index) = rejected
-            .other
-            .and_then(|e| agents.iter().position(|a| *a == e))
-    {
-        return format!("agent at ({x}, {y}) overlaps agent {index}");
-    }
-    rejected.error.to_string()
-}
-
 /// [`run_scenario`], calling `progress(step, agents still walking)` after every step.
 pub fn run_scenario_with_progress(
     scenario: &Scenario,
@@ -255,7 +240,7 @@ pub fn run_scenario_with_progress(
         app.update();
         let messages = app.world().resource::<Messages<AgentRejected>>();
         for rejected in rejections.read(messages) {
-            recorder.reject(rejected.entity, reason(rejected, &agents));
+            recorder.reject(rejected);
         }
         let step = app
             .world()

@@ -117,8 +117,8 @@ enum Command {
     },
 }
 
-/// Most threads `run` and `bench` start: far more than the CPUs any bench ran on, and few
-/// enough that the pool starts (the bench's pool is built where a failure cannot be reported).
+/// Most threads `run` and `bench` start: far more than the CPUs any bench ran on. A pool that
+/// still cannot start ends either command with status 1 and a message.
 const MAX_THREADS: i64 = 1024;
 
 /// The scenarios `bench` runs when none are named.
@@ -168,7 +168,14 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
     let mut rows: Vec<BenchRow> = Vec::new();
     for s in &loaded {
         bar.set_message(s.name.clone());
-        rows.extend(bench_scenario(s, options));
+        match bench_scenario(s, options) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                bar.finish_and_clear();
+                eprintln!("could not start the thread pool: {e}");
+                return ExitCode::from(1);
+            }
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -400,7 +407,7 @@ fn main() -> ExitCode {
                 scenario.display(),
                 m.steps,
                 m.arrived,
-                m.agents - m.not_placed - m.standing,
+                m.walkers(),
                 m.arrival_fraction * 100.0,
                 not_walking(m),
                 m.agent_overlaps,

@@ -10,7 +10,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy_crowdfield::field::{Bias, CellKind, Field, GridGeometry};
 use bevy_crowdfield::prelude::*;
-use bevy_crowdfield::steer::{AgentId, Crowd, GoalId};
+use bevy_crowdfield::steer::{AgentId, Crowd, GoalId, SteerError};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -54,7 +54,7 @@ pub struct Metrics {
     pub arrived: usize,
     /// Agents that gave up their last goal when its time limit ran out (not arrived).
     pub timed_out: usize,
-    /// `arrived / (agents − not_placed − standing)`.
+    /// `arrived` over [`Metrics::walkers`].
     pub arrival_fraction: f64,
     /// Mean time to reach the last goal over the agents that did.
     pub time_to_goal_mean_s: Option<f64>,
@@ -66,8 +66,8 @@ pub struct Metrics {
     /// path through the same goals (geodesic on the global grid, 8-connected, no corner
     /// cutting); 1 is optimal.
     pub path_length_ratio_mean: Option<f64>,
-    /// Mean over agents with a target and not rejected of SteerSuite's PLE effort Σ (e_s + e_w·|v|²)·Δt until arrival
-    /// (joules per kilogram).
+    /// Mean over agents with a target and not rejected of SteerSuite's PLE effort
+    /// Σ (e_s + e_w·|v|²)·Δt until arrival (joules per kilogram).
     pub effort_mean: f64,
     /// Agent pairs whose discs overlapped, summed over steps.
     pub agent_overlaps: usize,
@@ -100,6 +100,16 @@ pub struct Metrics {
     /// The flow through each of the scenario's measurement lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
+}
+
+impl Metrics {
+    /// Agents placed with somewhere to go: `agents − not_placed − standing` (the rejected ones
+    /// among them count as not arrived).
+    pub fn walkers(&self) -> usize {
+        self.agents
+            .saturating_sub(self.not_placed)
+            .saturating_sub(self.standing)
+    }
 }
 
 /// An agent the plugin rejected, and why (its `AgentRejected` message).
@@ -138,6 +148,8 @@ struct Track {
 /// Collects the measurements step by step.
 pub(crate) struct Recorder {
     agents: Vec<Entity>,
+    /// Each agent's index in `agents` (the scenario's order).
+    index: EntityHashMap<usize>,
     tracks: Vec<Track>,
     period: f64,
     steps: u64,
@@ -166,6 +178,7 @@ impl Recorder {
     ) -> Self {
         Self {
             agents: agents.to_vec(),
+            index: agents.iter().enumerate().map(|(i, e)| (*e, i)).collect(),
             tracks: standing
                 .iter()
                 .map(|&standing| Track {
@@ -188,11 +201,21 @@ impl Recorder {
         }
     }
 
-    /// Notes why the plugin rejected `entity` (its first reason is kept).
-    pub(crate) fn reject(&mut self, entity: Entity, reason: String) {
-        if let Some(i) = self.agents.iter().position(|e| *e == entity) {
-            self.tracks[i].rejection.get_or_insert(reason);
-        }
+    /// Notes why the plugin rejected an agent (its first reason is kept). Where the error names
+    /// another agent (by the crowd's id, which follows the plugin's registration order, not the
+    /// file), the reason names that agent's index in the scenario instead, in the error's words.
+    pub(crate) fn reject(&mut self, rejected: &AgentRejected) {
+        let Some(&i) = self.index.get(&rejected.entity) else {
+            return;
+        };
+        let other = rejected.other.and_then(|e| self.index.get(&e));
+        let reason = match (&rejected.error, other) {
+            (SteerError::OverlapsAgent { x, y, .. }, Some(index)) => {
+                format!("agent at ({x}, {y}) overlaps agent {index}")
+            }
+            (error, _) => error.to_string(),
+        };
+        self.tracks[i].rejection.get_or_insert(reason);
     }
 
     /// Reads the crowd after a step, appends trajectory rows and returns how many agents are
@@ -378,7 +401,6 @@ impl Recorder {
             .filter_map(|t| t.arrived_at)
             .map(|s| s as f64 * self.period)
             .collect();
-        let placed = asked.saturating_sub(not_placed).saturating_sub(standing);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let walked: Vec<f64> = walkers()
             .filter(|t| !t.rejected)
@@ -393,7 +415,7 @@ impl Recorder {
             .map(|t| t.effort)
             .collect();
         let (areas, lines) = self.measurer.finish();
-        Metrics {
+        let mut metrics = Metrics {
             scenario: scenario.name.clone(),
             steps: self.steps,
             planner_period_s: self.period,
@@ -408,11 +430,8 @@ impl Recorder {
                 .count(),
             timed_out: self.tracks.iter().filter(|t| t.gave_up).count(),
             arrived: times.len(),
-            arrival_fraction: if placed == 0 {
-                0.0
-            } else {
-                times.len() as f64 / placed as f64
-            },
+            // Set below, over the walkers.
+            arrival_fraction: 0.0,
             time_to_goal_mean_s: mean(&times),
             time_to_goal_max_s: times.iter().copied().reduce(f64::max),
             path_length_mean_m: mean(&walked).unwrap_or(0.0),
@@ -447,7 +466,12 @@ impl Recorder {
                 .collect(),
             areas,
             lines,
+        };
+        let walkers = metrics.walkers();
+        if walkers > 0 {
+            metrics.arrival_fraction = metrics.arrived as f64 / walkers as f64;
         }
+        metrics
     }
 }
 

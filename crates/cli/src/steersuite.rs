@@ -131,7 +131,6 @@ struct Reader<'a, 'input> {
     notes: Vec<String>,
 }
 
-/// The highest speed one planner step covers with the default planner rate and local cells.
 /// A number for a message: plain, or in exponent form when it is huge (`f64`'s `Display` would
 /// write 1e308 out in 309 digits).
 fn readable(v: f64) -> String {
@@ -142,6 +141,7 @@ fn readable(v: f64) -> String {
     }
 }
 
+/// The highest speed one planner step covers with the default planner rate and local cells.
 fn fastest() -> f64 {
     LocalMapSettings::default().cell_size * CrowdfieldSettings::default().planner_hz
 }

@@ -24,8 +24,13 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `crowdfield run FILE FLAGS… --out OUT`, as the built binary runs it.
 fn run_file(file: &Path, flags: &[&str], out: &Path) -> std::process::Output {
+    command_file("run", file, flags, out)
+}
+
+/// `crowdfield COMMAND FILE FLAGS… --out OUT`, as the built binary runs it.
+fn command_file(command: &str, file: &Path, flags: &[&str], out: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_crowdfield"))
-        .arg("run")
+        .arg(command)
         .arg(file)
         .args(flags)
         .arg("--out")
@@ -250,19 +255,13 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         ("bench", ["--threads", "2000"]),
     ] {
         let out = dir.join("zero");
-        let refused = Command::new(exe)
-            .arg(command)
-            .arg(scenario("oncoming"))
-            .args(flags)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let refused = command_file(command, &scenario("oncoming"), &flags, &out);
         assert_eq!(refused.status.code(), Some(2), "{command} {flags:?}");
         assert!(!out.exists(), "{command} {flags:?}");
     }
 
-    // A file with no name is known by its file's: in metrics.json and in the bench's rows.
+    // A file with no name is read with its file's (`load`, which `run` and `bench` use), and
+    // metrics.json carries it.
     let unnamed = dir.join("two-walkers.scenario.ron");
     std::fs::write(
         &unnamed,
@@ -431,7 +430,7 @@ fn the_bench_steers_a_scenario_four_ways() {
         repeats: 2,
         ..Default::default()
     };
-    let rows = crowdfield_cli::bench::bench_scenario(&s, options);
+    let rows = crowdfield_cli::bench::bench_scenario(&s, options).unwrap();
     assert_eq!(rows.len(), 4);
     let steerings: Vec<_> = rows.iter().map(|r| r.steering).collect();
     use crowdfield_cli::bench::{BenchRow, Steering};
@@ -565,7 +564,8 @@ fn the_bench_steers_a_scenario_four_ways() {
             repeats: 1,
             ..options
         },
-    );
+    )
+    .unwrap();
     assert_eq!(rows.len(), again.len());
     for (r, a) in rows.iter().zip(&again) {
         assert!(r.same_walk(a), "{r:?} against {a:?}");
@@ -578,7 +578,8 @@ fn the_bench_steers_a_scenario_four_ways() {
             worker_spin: std::time::Duration::from_millis(1),
             ..options
         },
-    );
+    )
+    .unwrap();
     assert_eq!(rows.len(), spun.len());
     for (r, a) in rows.iter().zip(&spun) {
         assert!(r.same_walk(a), "{r:?} against {a:?}");
@@ -630,7 +631,8 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
             repeats: 1,
             ..Default::default()
         },
-    );
+    )
+    .unwrap();
     let fractions: Vec<(f64, u64)> = rows.iter().map(|r| (r.arrival_fraction, r.steps)).collect();
     assert_eq!(fractions[0], (0.5, m.steps), "{rows:?}");
     assert_eq!(fractions[1], (0.5, m.steps), "{rows:?}");
@@ -747,7 +749,8 @@ fn standing_people_are_not_counted_as_walkers() {
             repeats: 1,
             ..Default::default()
         },
-    );
+    )
+    .unwrap();
     for row in &rows {
         assert_eq!((row.agents, row.arrival_fraction), (1, 1.0), "{row:?}");
     }
