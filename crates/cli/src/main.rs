@@ -247,6 +247,15 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     }
     ExitCode::SUCCESS
 }
+/// A time given in milliseconds, in microseconds below one (`"8.6 µs"`, `"1.25 ms"`): small
+/// crowds plan in a few microseconds, which two decimals of a millisecond would round to 0.01.
+fn duration_text(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{:.1} µs", ms * 1e3)
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
 
 /// The agents a run summary must account for besides the arrived ones: `", 2 rejected, 1
 /// unreachable, 3 timed out"` (nothing when there are none); standing agents are not in the
@@ -403,7 +412,7 @@ fn main() -> ExitCode {
             }
             let m = &output.metrics;
             println!(
-                "{}: {} steps, {}/{} arrived ({:.1} %){}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {:.2} ms/step; written to {}",
+                "{}: {} steps, {}/{} arrived ({:.1} %){}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
                 scenario.display(),
                 m.steps,
                 m.arrived,
@@ -414,7 +423,7 @@ fn main() -> ExitCode {
                 m.agent_overlap_max_m,
                 m.wall_overlaps,
                 m.wall_overlap_max_m,
-                m.planner_ms_mean,
+                duration_text(m.planner_ms_mean),
                 out.display()
             );
             report_rejections(&scenario, m);
@@ -465,5 +474,15 @@ mod tests {
                 panic!("{}: {e}", path.display());
             }
         }
+    }
+
+    /// Planner times below a millisecond keep their digits in microseconds.
+    #[test]
+    fn planner_times_read_in_the_unit_that_keeps_their_digits() {
+        assert_eq!(duration_text(0.0086), "8.6 µs");
+        assert_eq!(duration_text(0.25349), "253.5 µs");
+        assert_eq!(duration_text(1.0), "1.00 ms");
+        assert_eq!(duration_text(12.345), "12.35 ms");
+        assert_eq!(duration_text(0.0), "0.0 µs");
     }
 }

@@ -702,6 +702,8 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
         summary.contains("2/2 arrived (100.0 %), overlaps"),
         "{stdout}"
     );
+    // Two walkers plan in microseconds, which the summary shows as such (not "0.01 ms").
+    assert!(summary.contains(" µs/step"), "{stdout}");
     let m = std::fs::read_to_string(dir.join("good/metrics.json")).unwrap();
     assert!(!m.contains("\"rejections\""), "{m}");
 }
