@@ -40,6 +40,7 @@ use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 use crate::metrics::geodesic_fields;
 use crate::plot::outlines;
 use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
+use crate::{REJECTIONS_LISTED, Rejection};
 
 /// Who steers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,6 +92,18 @@ pub struct BenchRow {
     /// The flow through each of the scenario's measurement lines (first run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
+    /// Agents the scenario's regions could not place (crowdfield's row; the other steerings
+    /// start from the agents the plugin registered, so they never have any).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_placed: usize,
+    /// Agents the plugin rejected, and why (crowdfield's row; not among the other steerings'
+    /// agents either).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejections: Vec<Rejection>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How [`bench_scenario`] runs.
@@ -180,6 +193,7 @@ impl BenchRow {
     pub fn same_walk(&self, other: &BenchRow) -> bool {
         self.areas == other.areas
             && self.lines == other.lines
+            && self.rejections == other.rejections
             && (
                 &self.scenario,
                 self.steering,
@@ -190,6 +204,7 @@ impl BenchRow {
                 self.agent_overlap_max_m,
                 self.wall_overlaps,
                 self.path_length_ratio,
+                self.not_placed,
             ) == (
                 &other.scenario,
                 other.steering,
@@ -200,6 +215,7 @@ impl BenchRow {
                 other.agent_overlap_max_m,
                 other.wall_overlaps,
                 other.path_length_ratio,
+                other.not_placed,
             )
     }
 }
@@ -295,6 +311,8 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
         path_length_ratio: m.path_length_ratio_mean,
         areas: m.areas.clone(),
         lines: m.lines.clone(),
+        not_placed: m.not_placed,
+        rejections: m.rejections.clone(),
     }
 }
 
@@ -482,6 +500,8 @@ impl<'a> Baseline<'a> {
                 .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
             areas,
             lines,
+            not_placed: 0,
+            rejections: Vec::new(),
         }
     }
 
@@ -743,7 +763,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         };
         let differ = if r.runs_agree { "" } else { " (runs differ)" };
         out.push_str(&format!(
-            "| {} | {:?} | {} | {}{} | {:.0}{} | {:.0} % | {} ({:.3}) | {} | {} |\n",
+            "| {} | {:?} | {} | {}{} | {:.0}{} | {} | {} ({:.3}) | {} | {} |\n",
             r.scenario,
             r.steering,
             r.agents,
@@ -751,7 +771,12 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             differ,
             r.agent_steps_per_s,
             range,
-            100.0 * r.arrival_fraction,
+            // A fraction of no agents is no figure.
+            if r.agents == 0 {
+                "–".to_string()
+            } else {
+                format!("{:.0} %", 100.0 * r.arrival_fraction)
+            },
             r.agent_overlaps,
             r.agent_overlap_max_m,
             r.wall_overlaps,
@@ -786,6 +811,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             ));
         }
     }
+    out.push_str(&not_registered(rows));
     if rows
         .iter()
         .any(|r| !(r.areas.is_empty() && r.lines.is_empty()))
@@ -819,6 +845,43 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         }
     }
     out
+}
+
+/// The agents of each scenario that crowdfield's plugin did not register, as a Markdown list
+/// after a blank line (empty when it registered them all): regions too full to place them, and
+/// each rejected agent by its index in the file with the plugin's reason (the first
+/// [`REJECTIONS_LISTED`], then a count). The other steerings start from the agents the plugin
+/// registered, so the list says why their rows count fewer agents than crowdfield's.
+pub fn not_registered(rows: &[BenchRow]) -> String {
+    let mut lines = Vec::new();
+    for r in rows.iter().filter(|r| r.steering == Steering::Crowdfield) {
+        if r.not_placed > 0 {
+            lines.push(format!(
+                "- {}: {} agents could not be placed (their region is full)",
+                r.scenario, r.not_placed
+            ));
+        }
+        for j in r.rejections.iter().take(REJECTIONS_LISTED) {
+            lines.push(format!(
+                "- {}: agent {} was rejected: {}",
+                r.scenario, j.agent, j.reason
+            ));
+        }
+        if r.rejections.len() > REJECTIONS_LISTED {
+            lines.push(format!(
+                "- {}: {} more agents were rejected (bench.json lists them all)",
+                r.scenario,
+                r.rejections.len() - REJECTIONS_LISTED
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nAgents crowdfield's plugin did not register (the other steerings start from the ones it did, so their rows count fewer):\n\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// ORCA's agent-steps per second over another steering's in one scenario: the ratio of the
@@ -907,6 +970,8 @@ mod tests {
             path_length_ratio: Some(1.1),
             areas: Vec::new(),
             lines: Vec::new(),
+            not_placed: 0,
+            rejections: Vec::new(),
         };
         let faster = BenchRow {
             agent_steps_per_s: 2.0,
@@ -976,7 +1041,59 @@ mod tests {
             path_length_ratio: None,
             areas,
             lines: Vec::new(),
+            not_placed: 0,
+            rejections: Vec::new(),
         }
+    }
+
+    /// Agents the plugin did not register are listed under the tables, the first ten rejected
+    /// ones by name and the rest counted; a bench where it registered everyone lists nothing.
+    #[test]
+    fn agents_the_plugin_did_not_register_are_listed() {
+        let plain = row_with_areas(Steering::Crowdfield, Vec::new());
+        assert_eq!(not_registered(std::slice::from_ref(&plain)), "");
+        // A row of no agents has no arrival percentage.
+        let nobody = BenchRow {
+            agents: 0,
+            arrival_fraction: 0.0,
+            ..plain.clone()
+        };
+        assert!(markdown(&[nobody]).contains("| s | Crowdfield | 0 | 1 | 1 | – |"));
+        assert!(
+            markdown(std::slice::from_ref(&plain))
+                .contains("| s | Crowdfield | 1 | 1 | 1 | 100 % |")
+        );
+        assert!(!markdown(std::slice::from_ref(&plain)).contains("did not register"));
+        let crowded = BenchRow {
+            not_placed: 4,
+            rejections: (0..12)
+                .map(|agent| Rejection {
+                    agent,
+                    reason: format!("reason {agent}"),
+                })
+                .collect(),
+            ..plain.clone()
+        };
+        // Only crowdfield's rows carry them.
+        let orca = BenchRow {
+            steering: Steering::Orca,
+            ..crowded.clone()
+        };
+        let text = markdown(&[crowded, orca]);
+        assert!(
+            text.contains("\n- s: 4 agents could not be placed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n- s: agent 9 was rejected: reason 9\n"),
+            "{text}"
+        );
+        assert!(!text.contains("agent 10 was"), "{text}");
+        assert!(
+            text.contains("\n- s: 2 more agents were rejected"),
+            "{text}"
+        );
+        assert_eq!(text.matches("agent 0 was rejected").count(), 1, "{text}");
     }
 
     /// ORCA's speed over the others' per scenario; a zero or non-finite speed (a run that timed

@@ -30,7 +30,8 @@ pub use measure::{
     AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
 };
 pub use metrics::{
-    Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, Rejection, geodesic_distances,
+    Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, REJECTIONS_LISTED, Rejection,
+    geodesic_distances,
 };
 pub use plot::{SceneView, plot_field, plot_fundamental_diagram, plot_trajectories};
 

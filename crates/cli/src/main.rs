@@ -19,10 +19,12 @@ use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::field::Coverage;
 use clap::{Parser, Subcommand};
 use crowdfield_cli::bench::{
-    BenchOptions, BenchRow, bench_scenario, markdown, write_fundamental_diagrams,
+    BenchOptions, BenchRow, bench_scenario, markdown, not_registered, write_fundamental_diagrams,
 };
 use crowdfield_cli::steersuite::from_steersuite;
-use crowdfield_cli::{Metrics, RunOptions, Stop, load, run_scenario_with_progress, write_outputs};
+use crowdfield_cli::{
+    Metrics, REJECTIONS_LISTED, RunOptions, Stop, load, run_scenario_with_progress, write_outputs,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -179,6 +181,8 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // Why some of crowdfield's walkers are missing from the other rows, where a user looks.
+    eprint!("{}", not_registered(&rows).trim_start());
     let table = markdown(&rows);
     print!("{table}");
     let json = match serde_json::to_string_pretty(&rows) {
@@ -273,9 +277,6 @@ fn not_walking(m: &Metrics) -> String {
     .map(|(n, what)| format!(", {n} {what}"))
     .collect()
 }
-
-/// Most rejected agents named one by one on standard error; the rest are counted.
-const REJECTIONS_LISTED: usize = 10;
 
 /// Tells on standard error which agents the plugin rejected and why (metrics.json lists all).
 fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
@@ -412,12 +413,18 @@ fn main() -> ExitCode {
             }
             let m = &output.metrics;
             println!(
-                "{}: {} steps, {}/{} arrived ({:.1} %){}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
+                "{}: {} step{}, {}/{} arrived{}{}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
                 scenario.display(),
                 m.steps,
+                if m.steps == 1 { "" } else { "s" },
                 m.arrived,
                 m.walkers(),
-                m.arrival_fraction * 100.0,
+                // A fraction of no walkers is no figure.
+                if m.walkers() == 0 {
+                    String::new()
+                } else {
+                    format!(" ({:.1} %)", m.arrival_fraction * 100.0)
+                },
                 not_walking(m),
                 m.agent_overlaps,
                 m.agent_overlap_max_m,

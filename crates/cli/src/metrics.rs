@@ -27,6 +27,10 @@ pub const PLE_WALKING: f64 = 1.26;
 /// guard keeps agents at contact, and contact in floating point can read as a few nanometres.
 pub const OVERLAP_TOLERANCE: f64 = 1e-6;
 
+/// Most rejected agents a report names one by one (the run's standard error, the bench's
+/// Markdown); the rest are counted, and metrics.json and bench.json list them all.
+pub const REJECTIONS_LISTED: usize = 10;
+
 /// What a run measured. Times in seconds, lengths in metres.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Metrics {

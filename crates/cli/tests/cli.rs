@@ -676,6 +676,28 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
         !reason.is_empty() && stderr.contains(reason),
         "{reason} / {stderr}"
     );
+    // The bench says why ORCA's row counts fewer walkers than crowdfield's (they start from
+    // the agents the plugin registered), on standard error and in bench.md.
+    let bench_out = dir.join("bench");
+    let bench = command_file(
+        "bench",
+        &file,
+        &["--repeat", "1", "--max-steps", "60", "--threads", "1"],
+        &bench_out,
+    );
+    assert!(bench.status.success(), "{bench:?}");
+    let line = format!("- stuck: agent 0 was rejected: {reason}");
+    let stderr = String::from_utf8_lossy(&bench.stderr);
+    assert!(stderr.contains(&line), "{stderr}");
+    let md = std::fs::read_to_string(bench_out.join("bench.md")).unwrap();
+    assert!(md.contains(&line), "{md}");
+    assert!(md.contains("| stuck | Crowdfield | 3 |"), "{md}");
+    assert!(md.contains("| stuck | Orca | 2 |"), "{md}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bench_out.join("bench.json")).unwrap())
+            .unwrap();
+    assert_eq!(rows[0]["rejections"][0]["agent"], 0, "{rows}");
+    assert!(rows[2].get("rejections").is_none(), "{rows}");
     // Two walkers placed on one spot: one is rejected, and its reason names the other by its
     // index in the file (not by the crowd's internal id, which follows the plugin's own
     // registration order).
@@ -762,6 +784,19 @@ fn standing_people_are_not_counted_as_walkers() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains(" 1/1 arrived (100.0 %), 34 standing, overlaps"),
+        "{stdout}"
+    );
+    // With nobody to walk, the run ends after its first step and gives no arrival percentage.
+    let file = dir.join("still.scenario.ron");
+    std::fs::write(
+        &file,
+        "(bounds: (min: (0, 0), max: (10, 10)), agents: [(position: (2, 2)), (position: (5, 5))])",
+    )
+    .unwrap();
+    let run = run_file(&file, &[], &dir.join("still"));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains(": 1 step, 0/0 arrived, 2 standing, overlaps"),
         "{stdout}"
     );
 }
