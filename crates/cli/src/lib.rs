@@ -74,23 +74,26 @@ impl Default for RunOptions {
     }
 }
 
-/// One row of the trajectory table: where an agent stood after a planner step.
+/// One row of the trajectory table: where an agent stood after a planner step, or, in its
+/// first row, where it started.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
-    /// Planner step (1 = after the first step).
+    /// Planner step (1 = after the first step). An agent's first row is its start, at the step
+    /// before the first one it took part in (0 for the agents a scenario places).
     pub step: u64,
     /// The agent's index in the scenario (single agents first, then each region's).
     pub agent: usize,
     /// Position, metres.
     pub position: Vec2,
-    /// State after the step.
+    /// State after the step; [`AgentState::Pending`] in the start row.
     pub state: AgentState,
 }
 
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
-    /// Every agent's position after every step while it was in the crowd.
+    /// Every agent's start and its position after every step while it was in the crowd, in
+    /// step order.
     pub trajectories: Vec<Sample>,
     /// The run's measurements.
     pub metrics: Metrics,

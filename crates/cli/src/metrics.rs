@@ -246,6 +246,10 @@ impl Recorder {
         let mut walking = 0;
         let mut discs: Vec<(DVec2, f64)> = Vec::with_capacity(self.agents.len());
         let mut observed: Vec<Observed> = Vec::with_capacity(self.agents.len());
+        // Where agents seen for the first time started, one step earlier: before this step's
+        // samples, so that the table stays in step order.
+        let mut starts: Vec<Sample> = Vec::new();
+        let mut samples: Vec<Sample> = Vec::with_capacity(self.agents.len());
         for (index, entity) in self.agents.iter().enumerate() {
             let track = &mut self.tracks[index];
             if let Some((id, goals)) = track.id
@@ -301,19 +305,29 @@ impl Recorder {
                 track.goal_index = Some(agent.goal_index());
             }
             track.walked += (p - previous).length();
+            if track.last_exact.is_none() {
+                starts.push(Sample {
+                    step: step.saturating_sub(1),
+                    agent: index,
+                    position: previous.as_vec2(),
+                    state: AgentState::Pending,
+                });
+            }
             track.last_exact = Some(p);
             discs.push((p, agent.params().radius));
             observed.push(Observed {
                 previous,
                 position: p,
             });
-            trajectories.push(Sample {
+            samples.push(Sample {
                 step,
                 agent: index,
                 position: at,
                 state,
             });
         }
+        trajectories.append(&mut starts);
+        trajectories.append(&mut samples);
         self.measure_overlaps(&discs, crowd.statics());
         self.measurer.observe(step, &observed);
         self.walking.push(walking);

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
+use bevy_crowdfield::prelude::AgentState;
 use bevy_crowdfield::scenario::Measurement;
 use crowdfield_cli::{RunOptions, Stop, load, run_scenario, trajectories_csv};
 
@@ -72,6 +73,38 @@ fn the_corridor_runs_to_completion_without_overlaps() {
         output.trajectories.iter().all(|s| {
             (0.0..=30.0).contains(&s.position.x) && (0.0..=5.0).contains(&s.position.y)
         })
+    );
+    // The table is in step order, each agent's first row is its start in the file, and the
+    // rows of an agent add up to the path length the metrics give.
+    assert!(output.trajectories.is_sorted_by_key(|s| s.step));
+    let mut walked = 0.0;
+    for agent in 0..16 {
+        let rows: Vec<_> = output
+            .trajectories
+            .iter()
+            .filter(|s| s.agent == agent)
+            .collect();
+        let start = rows[0];
+        assert_eq!((start.step, start.state), (0, AgentState::Pending));
+        // Drawn in its region: the first eight at the west end, the others at the east.
+        let region = &corridor.regions[agent / 8];
+        assert!(
+            start.position.cmpge(region.min).all() && start.position.cmple(region.max).all(),
+            "{start:?}"
+        );
+        assert!(rows[1..].iter().all(|s| s.state != AgentState::Pending));
+        walked += rows
+            .windows(2)
+            .map(|w| f64::from(w[0].position.distance(w[1].position)))
+            .sum::<f64>();
+    }
+    assert!(
+        (walked / 16.0 - m.path_length_mean_m).abs() < 1e-3,
+        "{walked} / {m:?}"
+    );
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with("0,0.0000,0,"),
+        "{csv}"
     );
 }
 
@@ -164,7 +197,8 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     assert_eq!(metrics["steps"], 3);
     assert_eq!(metrics["agents"], 16);
     let csv = std::fs::read_to_string(out.join("trajectories.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 16 * 3);
+    // A header, each agent's start and its three steps.
+    assert_eq!(csv.lines().count(), 1 + 16 * 4);
     for png in ["trajectories.png", "field.png"] {
         let bytes = std::fs::read(out.join(png)).unwrap();
         assert!(bytes.starts_with(b"\x89PNG"), "{png} is not a PNG");
@@ -299,7 +333,7 @@ fn run_walks_the_same_on_any_number_of_threads() {
         );
         walked.push(std::fs::read_to_string(out.join("trajectories.csv")).unwrap());
     }
-    assert_eq!(walked[0].lines().count(), 1 + 200 * 12);
+    assert_eq!(walked[0].lines().count(), 1 + 200 * 13);
     assert!(walked[0] == walked[1], "one thread and two walk alike");
     let out = dir.join("none");
     let refused = run_file(&scenario("oncoming"), &["--threads", "0"], &out);
