@@ -251,6 +251,15 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     }
     ExitCode::SUCCESS
 }
+/// `n` things, the noun in the plural unless there is one: `"1 agent"`, `"0 agents"`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A time given in milliseconds, in microseconds below one (`"8.6 µs"`, `"1.25 ms"`): small
 /// crowds plan in a few microseconds, which two decimals of a millisecond would round to 0.01.
 fn duration_text(ms: f64) -> String {
@@ -336,16 +345,16 @@ fn main() -> ExitCode {
                 let agents: usize =
                     s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>();
                 println!(
-                    "{}: ok ({}; {} obstacles, {} agents, {} measurements)",
+                    "{}: ok ({}; {}, {}, {})",
                     scenario.display(),
                     if s.name.is_empty() {
                         "unnamed"
                     } else {
                         &s.name
                     },
-                    s.obstacles.len(),
-                    agents,
-                    s.measurements.len()
+                    counted(s.obstacles.len(), "obstacle"),
+                    counted(agents, "agent"),
+                    counted(s.measurements.len(), "measurement")
                 );
                 ExitCode::SUCCESS
             }
@@ -413,10 +422,9 @@ fn main() -> ExitCode {
             }
             let m = &output.metrics;
             println!(
-                "{}: {} step{}, {}/{} arrived{}{}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
+                "{}: {}, {}/{} arrived{}{}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
                 scenario.display(),
-                m.steps,
-                if m.steps == 1 { "" } else { "s" },
+                counted(m.steps as usize, "step"),
                 m.arrived,
                 m.walkers(),
                 // A fraction of no walkers is no figure.
@@ -491,5 +499,13 @@ mod tests {
         assert_eq!(duration_text(1.0), "1.00 ms");
         assert_eq!(duration_text(12.345), "12.35 ms");
         assert_eq!(duration_text(0.0), "0.0 µs");
+    }
+
+    /// Counts take the plural except for one.
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(counted(1, "agent"), "1 agent");
+        assert_eq!(counted(0, "agent"), "0 agents");
+        assert_eq!(counted(2, "step"), "2 steps");
     }
 }
