@@ -30,8 +30,8 @@ pub use measure::{
     AreaReport, AreaSample, DensityBin, LineReport, measurements_csv, weidmann_speed,
 };
 pub use metrics::{
-    Metrics, OVERLAP_TOLERANCE, PLE_STANDING, PLE_WALKING, REJECTIONS_LISTED, Rejection,
-    geodesic_distances,
+    AgentRecord, Metrics, OVERLAP_TOLERANCE, Outcome, PLE_STANDING, PLE_WALKING, REJECTIONS_LISTED,
+    Rejection, agents_csv, geodesic_distances,
 };
 pub use plot::{SceneView, plot_field, plot_fundamental_diagram, plot_trajectories};
 
@@ -95,6 +95,8 @@ pub struct RunOutput {
     /// Every agent's start and its position after every step while it was in the crowd, in
     /// step order.
     pub trajectories: Vec<Sample>,
+    /// Every agent's own figures, in the scenario's order (`agents.csv`).
+    pub agents: Vec<AgentRecord>,
     /// The run's measurements.
     pub metrics: Metrics,
     /// The world, its obstacles and goals, for plots.
@@ -283,9 +285,11 @@ pub fn run_scenario_with_progress(
             g += 1;
         }
     }
+    let agents = recorder.records();
     let metrics = recorder.finish(&scenario, missing);
     RunOutput {
         trajectories,
+        agents,
         metrics,
         scene,
         field,
@@ -309,7 +313,7 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
-/// Writes `trajectories.csv`, `metrics.json`, `trajectories.png`, `field.png` (when the run had
+/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, `field.png` (when the run had
 /// a goal) and, when the scenario has measurement areas, `measurements.csv` and
 /// `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a
 /// temporary name and renamed once all are complete, so a failed run never leaves a half-written
@@ -347,6 +351,7 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
             "trajectories.csv",
             trajectories_csv(&output.trajectories, output.metrics.planner_period_s),
         ),
+        ("agents.csv", agents_csv(&output.agents)),
         (
             "metrics.json",
             serde_json::to_string_pretty(&output.metrics).map_err(std::io::Error::other)?,

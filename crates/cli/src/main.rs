@@ -88,7 +88,8 @@ enum Command {
         #[arg(long)]
         centre_coverage: bool,
     },
-    /// Run a scenario through the plugin and write trajectories.csv, metrics.json and plots.
+    /// Run a scenario through the plugin and write trajectories.csv, agents.csv, metrics.json and
+    /// plots.
     Run {
         /// A `.scenario.ron` or `.scenario.json` file.
         scenario: PathBuf,

@@ -125,6 +125,72 @@ pub struct Rejection {
     pub reason: String,
 }
 
+/// How an agent's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    /// Reached its last goal.
+    Arrived,
+    /// Gave up its last goal when the goal's time limit ran out.
+    TimedOut,
+    /// Had no route to its goal when the run ended.
+    Unreachable,
+    /// Still on its way when the run ended (the step cap, or `--steps`).
+    Walking,
+    /// Rejected by the plugin ([`Metrics::rejections`] says why).
+    Rejected,
+    /// Had no target: stood where it was placed.
+    Standing,
+}
+
+/// One agent's own figures, a row of `agents.csv`; [`Metrics`] gives their means over the
+/// walkers. Figures a metric leaves out for the agent (a standing or rejected agent's path and
+/// effort, the time and path ratio of one that did not arrive) are `None`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentRecord {
+    /// The agent's index in the scenario (single agents first, then each region's).
+    pub agent: usize,
+    /// How its run ended.
+    pub outcome: Outcome,
+    /// Time to reach its last goal, seconds.
+    pub time_to_goal_s: Option<f64>,
+    /// Length walked from its start, metres.
+    pub path_length_m: Option<f64>,
+    /// The shortest obstacle-free length through the same goals from the same leg starts (see
+    /// [`Metrics::path_length_ratio_mean`]), metres, for an agent that arrived.
+    pub shortest_path_m: Option<f64>,
+    /// SteerSuite's PLE effort until arrival or the end, joules per kilogram.
+    pub effort: Option<f64>,
+}
+
+impl AgentRecord {
+    /// Walked over shortest length, for an agent that arrived where a shortest path exists.
+    pub fn path_length_ratio(&self) -> Option<f64> {
+        Some(self.path_length_m? / self.shortest_path_m?)
+    }
+}
+
+/// The per-agent table as CSV: `agent,outcome,time_to_goal_s,path_length_m,shortest_path_m,
+/// path_ratio,effort_j_per_kg`, an empty cell where a figure does not apply.
+pub fn agents_csv(records: &[AgentRecord]) -> String {
+    let cell = |v: Option<f64>, digits: usize| v.map_or(String::new(), |v| format!("{v:.digits$}"));
+    let mut out = String::from(
+        "agent,outcome,time_to_goal_s,path_length_m,shortest_path_m,path_ratio,effort_j_per_kg\n",
+    );
+    for r in records {
+        out.push_str(&format!(
+            "{},{:?},{},{},{},{},{}\n",
+            r.agent,
+            r.outcome,
+            cell(r.time_to_goal_s, 4),
+            cell(r.path_length_m, 4),
+            cell(r.shortest_path_m, 4),
+            cell(r.path_length_ratio(), 4),
+            cell(r.effort, 3),
+        ));
+    }
+    out
+}
+
 #[derive(Debug, Clone, Default)]
 struct Track {
     /// The last position observed.
@@ -407,6 +473,43 @@ impl Recorder {
             total += distances[geometry.index(c.x as usize, c.y as usize)];
         }
         (total.is_finite() && total > 0.0).then_some(total)
+    }
+
+    /// Every agent's own figures, in the scenario's order, with the exclusions [`Metrics`]
+    /// makes.
+    pub(crate) fn records(&self) -> Vec<AgentRecord> {
+        self.tracks
+            .iter()
+            .enumerate()
+            .map(|(agent, t)| {
+                let outcome = if t.standing {
+                    Outcome::Standing
+                } else if t.rejected {
+                    Outcome::Rejected
+                } else if t.arrived_at.is_some() {
+                    Outcome::Arrived
+                } else if t.gave_up {
+                    Outcome::TimedOut
+                } else if t.unreachable {
+                    Outcome::Unreachable
+                } else {
+                    Outcome::Walking
+                };
+                let walker = !matches!(outcome, Outcome::Standing | Outcome::Rejected);
+                let arrived = outcome == Outcome::Arrived;
+                AgentRecord {
+                    agent,
+                    outcome,
+                    time_to_goal_s: t
+                        .arrived_at
+                        .filter(|_| arrived)
+                        .map(|s| s as f64 * self.period),
+                    path_length_m: walker.then_some(t.walked),
+                    shortest_path_m: if arrived { self.shortest(t) } else { None },
+                    effort: walker.then_some(t.effort),
+                }
+            })
+            .collect()
     }
 
     pub(crate) fn finish(self, scenario: &Scenario, not_placed: usize) -> Metrics {

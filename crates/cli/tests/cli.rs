@@ -8,7 +8,9 @@ use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
 use bevy_crowdfield::prelude::AgentState;
 use bevy_crowdfield::scenario::Measurement;
-use crowdfield_cli::{RunOptions, Stop, load, run_scenario, trajectories_csv};
+use crowdfield_cli::{
+    AgentRecord, Outcome, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv,
+};
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -106,6 +108,32 @@ fn the_corridor_runs_to_completion_without_overlaps() {
         csv.lines().nth(1).unwrap().starts_with("0,0.0000,0,"),
         "{csv}"
     );
+    // The per-agent figures average to the metrics.
+    let records = &output.agents;
+    assert_eq!(records.len(), 16);
+    assert!(
+        records.iter().all(|r| r.outcome == Outcome::Arrived),
+        "{records:?}"
+    );
+    let mean = |f: fn(&AgentRecord) -> Option<f64>| {
+        records.iter().map(|r| f(r).unwrap()).sum::<f64>() / 16.0
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+    assert!(
+        close(mean(|r| r.time_to_goal_s), m.time_to_goal_mean_s.unwrap()),
+        "{m:?}"
+    );
+    assert!(close(mean(|r| r.path_length_m), m.path_length_mean_m));
+    assert!(close(
+        mean(|r| r.path_length_ratio()),
+        m.path_length_ratio_mean.unwrap()
+    ));
+    assert!(close(mean(|r| r.effort), m.effort_mean));
+    let table = agents_csv(records);
+    assert!(table.starts_with(
+        "agent,outcome,time_to_goal_s,path_length_m,shortest_path_m,path_ratio,effort_j_per_kg\n0,Arrived,"
+    ));
+    assert_eq!(table.lines().count(), 17);
 }
 
 #[test]
@@ -199,6 +227,13 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     let csv = std::fs::read_to_string(out.join("trajectories.csv")).unwrap();
     // A header, each agent's start and its three steps.
     assert_eq!(csv.lines().count(), 1 + 16 * 4);
+    // Three steps are too few to arrive: everyone is still walking, with no time to goal.
+    let agents = std::fs::read_to_string(out.join("agents.csv")).unwrap();
+    assert_eq!(agents.lines().count(), 1 + 16);
+    assert!(
+        agents.lines().skip(1).all(|l| l.contains(",Walking,,")),
+        "{agents}"
+    );
     for png in ["trajectories.png", "field.png"] {
         let bytes = std::fs::read(out.join(png)).unwrap();
         assert!(bytes.starts_with(b"\x89PNG"), "{png} is not a PNG");
@@ -705,6 +740,15 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
     let rejections = metrics["rejections"].as_array().unwrap();
     assert_eq!(rejections.len(), 1, "{rejections:?}");
     assert_eq!(rejections[0]["agent"], 0);
+    // Each agent's outcome in agents.csv, with no figures for the rejected one and no time or
+    // ratio for the one that never arrived.
+    let agents = std::fs::read_to_string(out.join("agents.csv")).unwrap();
+    let rows: Vec<&str> = agents.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{agents}");
+    assert_eq!(rows[0], "0,Rejected,,,,,", "{agents}");
+    assert!(rows[1].starts_with("1,Unreachable,,"), "{agents}");
+    assert!(rows[2].starts_with("2,Arrived,"), "{agents}");
+    assert!(!rows[2].contains(",,"), "{agents}");
     let reason = rejections[0]["reason"].as_str().unwrap();
     assert!(
         !reason.is_empty() && stderr.contains(reason),
@@ -778,7 +822,23 @@ fn standing_people_are_not_counted_as_walkers() {
         stop: Stop::UntilArrived { max_steps: 200 },
         ..Default::default()
     };
-    let m = run_scenario(&s, options).metrics;
+    let output = run_scenario(&s, options);
+    let outcomes: Vec<Outcome> = output.agents.iter().map(|r| r.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Outcome::Arrived,
+            Outcome::Standing,
+            Outcome::Standing,
+            Outcome::Standing
+        ]
+    );
+    assert!(
+        output.agents[1..]
+            .iter()
+            .all(|r| r.path_length_m.is_none() && r.effort.is_none() && r.time_to_goal_s.is_none())
+    );
+    let m = output.metrics;
     assert_eq!((m.agents, m.standing, m.arrived), (4, 3, 1), "{m:?}");
     assert_eq!(m.arrival_fraction, 1.0);
     // The walker's own figures: it walks about 10 m, so it needs several seconds.
