@@ -313,11 +313,11 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
-/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, `field.png` (when the run had
-/// a goal) and, when the scenario has measurement areas, `measurements.csv` and
-/// `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a
-/// temporary name and renamed once all are complete, so a failed run never leaves a half-written
-/// file behind.
+/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, `field.png`
+/// (when the run had a goal) and, when the scenario has measurement areas, `measurements.csv`
+/// and `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a
+/// temporary name and renamed once all are complete, so a failed run never leaves a
+/// half-written file behind.
 pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut plots = vec![("trajectories.png", dir.join(".trajectories.partial.png"))];
