@@ -44,7 +44,9 @@ const START_UP_UPDATES: u64 = 10;
 pub enum Stop {
     /// Exactly this many planner steps.
     Steps(u64),
-    /// Until every agent has arrived (or left), at most this many planner steps.
+    /// Until every agent has arrived (or left), at most this many planner steps. Agents that
+    /// were rejected, and agents with no route to their goal and no goal time limit, are not
+    /// waited for: nothing in a headless run changes the obstacles that cut them off.
     UntilArrived {
         /// The cap.
         max_steps: u64,
@@ -226,8 +228,17 @@ pub fn run_scenario_with_progress(
                 .is_none_or(|g| g.targets.is_empty())
         })
         .collect();
+    // Agents a goal time limit can move on while they have no route.
+    let timed: Vec<bool> = agents
+        .iter()
+        .map(|e| {
+            app.world()
+                .get::<AgentGoals>(*e)
+                .is_some_and(|g| g.time_limits.iter().any(Option::is_some))
+        })
+        .collect();
     let measurer = measure::Measurer::for_scenario(&scenario, period);
-    let mut recorder = metrics::Recorder::new(&agents, &standing, period, measurer);
+    let mut recorder = metrics::Recorder::new(&agents, &standing, &timed, period, measurer);
     let max_steps = match options.stop {
         Stop::Steps(n) => n,
         Stop::UntilArrived { max_steps } => max_steps,
@@ -259,8 +270,10 @@ pub fn run_scenario_with_progress(
         last_step = step;
         let walking = recorder.observe(app.world_mut(), step, &mut trajectories);
         progress(step, walking);
-        if step >= max_steps || (matches!(options.stop, Stop::UntilArrived { .. }) && walking == 0)
-        {
+        // Nothing in a headless run changes the static obstacles that cut an unreachable agent
+        // off, so one with no time limit to move it on would wait for the cap.
+        let done = walking == recorder.stranded();
+        if step >= max_steps || (matches!(options.stop, Stop::UntilArrived { .. }) && done) {
             break;
         }
     }

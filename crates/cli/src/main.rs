@@ -96,7 +96,8 @@ enum Command {
         /// Run exactly this many planner steps.
         #[arg(long, conflicts_with = "until_arrived", value_parser = clap::value_parser!(u64).range(1..))]
         steps: Option<u64>,
-        /// Run until every agent has arrived (the default), at most `--max-steps`.
+        /// Run until every agent has arrived (the default), at most `--max-steps`; agents with
+        /// no route to their goal and no goal time limit are not waited for.
         #[arg(long)]
         until_arrived: bool,
         /// The cap for `--until-arrived`.

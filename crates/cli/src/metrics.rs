@@ -47,8 +47,8 @@ pub struct Metrics {
     /// Agents the plugin rejected (bad style or start); [`Metrics::rejections`] says why.
     pub rejected: usize,
     /// Agents with no route to their goal when the run ended (state `Unreachable`: they hold
-    /// their place and check again every step, so an `--until-arrived` run waits for them up to
-    /// its cap).
+    /// their place and check again every step). An `--until-arrived` run does not wait for those
+    /// with no goal time limit, which nothing in a headless run can free.
     pub unreachable: usize,
     /// Agents with no target at all: they stand where they were placed, obstacles for the
     /// others (the ambush's pocket of people), and take no part in the arrival, time, path and
@@ -201,6 +201,8 @@ struct Track {
     rejected: bool,
     /// Has no target: stands for the whole run.
     standing: bool,
+    /// Has a goal time limit, which can move it on while it has no route.
+    timed: bool,
     /// The first reason the plugin gave for rejecting the agent.
     rejection: Option<String>,
     /// In the `Unreachable` state at the last step observed.
@@ -230,6 +232,9 @@ pub(crate) struct Recorder {
     planner_ms: Vec<f64>,
     /// Agents still walking after each step.
     walking: Vec<usize>,
+    /// Of the agents walking after the last step, those with no route to their goal and no
+    /// goal time limit.
+    stranded: usize,
     /// Shortest-path distance fields of the goals met so far, with their grids.
     geodesics: HashMap<GoalId, (GridGeometry, Vec<f64>)>,
     field_residual_max: f64,
@@ -239,10 +244,11 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// A recorder of `agents`, those of them `standing` (with no target) left out of the
-    /// walkers' figures.
+    /// walkers' figures, those `timed` with a goal time limit.
     pub(crate) fn new(
         agents: &[Entity],
         standing: &[bool],
+        timed: &[bool],
         period: f64,
         measurer: Measurer,
     ) -> Self {
@@ -251,11 +257,14 @@ impl Recorder {
             index: agents.iter().enumerate().map(|(i, e)| (*e, i)).collect(),
             tracks: standing
                 .iter()
-                .map(|&standing| Track {
+                .zip(timed)
+                .map(|(&standing, &timed)| Track {
                     standing,
+                    timed,
                     ..Default::default()
                 })
                 .collect(),
+            stranded: 0,
             period,
             steps: 0,
             agent_overlaps: 0,
@@ -310,6 +319,7 @@ impl Recorder {
         };
         let timed_out = &crowd_world.last_report().timed_out;
         let mut walking = 0;
+        self.stranded = 0;
         let mut discs: Vec<(DVec2, f64)> = Vec::with_capacity(self.agents.len());
         let mut observed: Vec<Observed> = Vec::with_capacity(self.agents.len());
         // Where agents seen for the first time started, one step earlier: before this step's
@@ -339,6 +349,9 @@ impl Recorder {
                 continue;
             };
             track.unreachable = state == AgentState::Unreachable;
+            if track.unreachable && !track.timed {
+                self.stranded += 1;
+            }
             match state {
                 AgentState::Rejected => {
                     track.rejected = true;
@@ -473,6 +486,12 @@ impl Recorder {
             total += distances[geometry.index(c.x as usize, c.y as usize)];
         }
         (total.is_finite() && total > 0.0).then_some(total)
+    }
+
+    /// Of the agents walking after the last step observed, those with no route to their goal
+    /// and no goal time limit to move them on.
+    pub(crate) fn stranded(&self) -> usize {
+        self.stranded
     }
 
     /// Every agent's own figures, in the scenario's order, with the exclusions [`Metrics`]

@@ -737,6 +737,10 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
     assert_eq!(metrics["rejected"], 1);
     assert_eq!(metrics["unreachable"], 1);
     assert_eq!(metrics["arrived"], 1);
+    // The run ended when the third walker arrived, not at the cap: nothing would ever open a
+    // way for the second.
+    let steps = metrics["steps"].as_u64().unwrap();
+    assert!((5..60).contains(&steps), "{metrics}");
     let rejections = metrics["rejections"].as_array().unwrap();
     assert_eq!(rejections.len(), 1, "{rejections:?}");
     assert_eq!(rejections[0]["agent"], 0);
@@ -776,6 +780,21 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
             .unwrap();
     assert_eq!(rows[0]["rejections"][0]["agent"], 0, "{rows}");
     assert!(rows[2].get("rejections").is_none(), "{rows}");
+    // A goal time limit moves a walled-off walker on to its next target, so the run waits for
+    // it: it gives the first up after 3 s and arrives at the second.
+    let timed = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  obstacles: [(shape: Aabb(min: (10, -1), max: (11, 7)))],\n  agents: [(position: (5, 3), goals: (targets: [Point((18, 2)), Point((8, 3))], time_limits: [Some(3.0)]))],\n)",
+    )
+    .unwrap();
+    let output = run_scenario(
+        &timed,
+        RunOptions {
+            stop: Stop::UntilArrived { max_steps: 200 },
+            ..Default::default()
+        },
+    );
+    assert_eq!(output.metrics.arrived, 1, "{:?}", output.metrics);
+    assert!(output.metrics.steps > 10, "{:?}", output.metrics);
     // Two walkers placed on one spot: one is rejected, and its reason names the other by its
     // index in the file (not by the crowd's internal id, which follows the plugin's own
     // registration order).
