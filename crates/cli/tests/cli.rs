@@ -780,6 +780,12 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
             .unwrap();
     assert_eq!(rows[0]["rejections"][0]["agent"], 0, "{rows}");
     assert!(rows[2].get("rejections").is_none(), "{rows}");
+    // No steering waits for the walled-off walker, and the crowd alone stops where the plugin
+    // did.
+    assert_eq!(rows[0]["steps"], rows[1]["steps"], "{rows}");
+    for row in rows.as_array().unwrap() {
+        assert!(row["steps"].as_u64().unwrap() < 60, "{rows}");
+    }
     // A goal time limit moves a walled-off walker on to its next target, so the run waits for
     // it: it gives the first up after 3 s and arrives at the second.
     let timed = Scenario::from_ron(
