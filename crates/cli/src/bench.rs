@@ -293,6 +293,8 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
             stop: Stop::UntilArrived { max_steps },
             seed: None,
             worker_spin,
+            // The bench draws no fields.
+            field_plots: 0,
         },
     );
     let m = &output.metrics;

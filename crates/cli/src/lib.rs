@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// How long the thread pool's other threads stay awake between planner steps
     /// ([`CrowdfieldSettings::worker_spin`]); zero by default.
     pub worker_spin: Duration,
+    /// How many goals' global maps the output keeps for plots ([`RunOutput::fields`]), in the
+    /// crowd's goal order; one by default.
+    pub field_plots: usize,
 }
 
 impl Default for RunOptions {
@@ -72,6 +75,7 @@ impl Default for RunOptions {
             stop: Stop::UntilArrived { max_steps: 5_000 },
             seed: None,
             worker_spin: Duration::ZERO,
+            field_plots: 1,
         }
     }
 }
@@ -103,8 +107,9 @@ pub struct RunOutput {
     pub metrics: Metrics,
     /// The world, its obstacles and goals, for plots.
     pub scene: SceneView,
-    /// The first goal's global map at the end of the run, for the field plot.
-    pub field: Option<bevy_crowdfield::field::Field<f64>>,
+    /// The global maps of the first [`RunOptions::field_plots`] goals at the end of the run, in
+    /// the crowd's goal order, for the field plots.
+    pub fields: Vec<bevy_crowdfield::field::Field<f64>>,
 }
 
 /// A scenario file read and validated, or the reason it could not be. A file with no `name`
@@ -283,7 +288,7 @@ pub fn run_scenario_with_progress(
         measurements: scenario.measurements.clone(),
         ..Default::default()
     };
-    let mut field = None;
+    let mut fields = Vec::new();
     if let Some(crowd) = app.world().resource::<CrowdWorld>().crowd() {
         recorder.survey(crowd);
         // The last four statics are the world's bounding walls.
@@ -292,8 +297,8 @@ pub fn run_scenario_with_progress(
         let mut g = 0;
         while let Some(goal) = crowd.goal(bevy_crowdfield::steer::GoalId(g)) {
             scene.goals.push(goal.shape().clone());
-            if g == 0 {
-                field = Some(goal.map().clone());
+            if (g as usize) < options.field_plots {
+                fields.push(goal.map().clone());
             }
             g += 1;
         }
@@ -305,7 +310,7 @@ pub fn run_scenario_with_progress(
         agents,
         metrics,
         scene,
-        field,
+        fields,
     }
 }
 
@@ -326,31 +331,41 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
-/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, `field.png`
-/// (when the run had a goal) and, when the scenario has measurement areas, `measurements.csv`
+/// The file of the field plot of the `k`-th goal (from 0): `field.png` for the first,
+/// `field-1.png`, `field-2.png`, … for the others.
+pub fn field_plot_name(k: usize) -> String {
+    if k == 0 {
+        "field.png".to_string()
+    } else {
+        format!("field-{k}.png")
+    }
+}
+
+/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, a field plot for
+/// each of [`RunOutput::fields`] ([`field_plot_name`]) and, when the scenario has measurement areas, `measurements.csv`
 /// and `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a
 /// temporary name and renamed once all are complete, so a failed run never leaves a
 /// half-written file behind.
 pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut plots = vec![("trajectories.png", dir.join(".trajectories.partial.png"))];
-    let drawn = plot_trajectories(&plots[0].1, &output.scene, &output.trajectories);
-    let drawn = drawn.and_then(|()| match &output.field {
-        Some(map) => {
-            let tmp = dir.join(".field.partial.png");
-            let r = plot_field(&tmp, map, &output.scene);
-            plots.push(("field.png", tmp));
-            r
-        }
-        None => Ok(()),
-    });
+    let mut plots = vec![(
+        "trajectories.png".to_string(),
+        dir.join(".trajectories.partial.png"),
+    )];
+    let mut drawn = plot_trajectories(&plots[0].1, &output.scene, &output.trajectories);
+    for (k, map) in output.fields.iter().enumerate() {
+        let name = field_plot_name(k);
+        let tmp = dir.join(format!(".partial-{name}"));
+        drawn = drawn.and_then(|()| plot_field(&tmp, map, &output.scene));
+        plots.push((name, tmp));
+    }
     let drawn = drawn.and_then(|()| {
         if output.metrics.areas.is_empty() {
             return Ok(());
         }
         let tmp = dir.join(".fundamental_diagram.partial.png");
         let r = plot_fundamental_diagram(&tmp, &output.metrics.areas);
-        plots.push(("fundamental_diagram.png", tmp));
+        plots.push(("fundamental_diagram.png".to_string(), tmp));
         r
     });
     if let Err(e) = drawn {

@@ -118,6 +118,10 @@ enum Command {
         /// *Two threads*).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
+        /// Plot the global maps of this many goals, in the crowd's goal order: `field.png` for
+        /// the first, `field-1.png`, `field-2.png`, … for the others (0: none).
+        #[arg(long, default_value_t = 1)]
+        field_plots: u16,
     },
 }
 
@@ -374,6 +378,7 @@ fn main() -> ExitCode {
             out,
             threads,
             worker_spin_us,
+            field_plots,
         } => {
             let loaded = match load(&scenario) {
                 Ok(s) => s,
@@ -398,6 +403,7 @@ fn main() -> ExitCode {
                 stop,
                 seed,
                 worker_spin: Duration::from_micros(worker_spin_us),
+                field_plots: usize::from(field_plots),
             };
             // The app steps the crowd from a thread of the pool, so that crowds of more than 64
             // walkers commit while they plan and count the next step's discs meanwhile.

@@ -248,6 +248,26 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         .filter(|e| e.file_name().to_string_lossy().contains("partial"))
         .collect();
     assert!(leftovers.is_empty());
+    // One field plot by default; the corridor's two goals give two when asked for more, and
+    // none when asked for none.
+    assert!(!out.join("field-1.png").exists());
+    for (plots, files) in [("3", &["field-1.png", "field.png"][..]), ("0", &[][..])] {
+        let out = dir.join(format!("fields{plots}"));
+        let ran = run_file(
+            &scenario("corridor"),
+            &["--steps", "1", "--field-plots", plots],
+            &out,
+        );
+        assert!(ran.status.success(), "{ran:?}");
+        let mut drawn: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("field"))
+            .collect();
+        drawn.sort();
+        assert_eq!(drawn, files, "--field-plots {plots}");
+    }
 
     // A scenario with measurements adds their samples, their summaries and the diagram.
     let out = dir.join("measured");
