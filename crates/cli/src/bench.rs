@@ -64,7 +64,9 @@ pub struct BenchRow {
     pub scenario: String,
     /// Who steered.
     pub steering: Steering,
-    /// Agents placed with somewhere to go (standing ones, with no goal, are left out).
+    /// Agents placed with somewhere to go (standing ones, with no goal, are left out). In
+    /// crowdfield's row the agents the plugin rejected count too, as not arrived (see
+    /// [`BenchRow::rejections`]); the other steerings start from the agents it registered.
     pub agents: usize,
     /// Steps run.
     pub steps: u64,

@@ -303,8 +303,7 @@ pub fn run_scenario_with_progress(
             g += 1;
         }
     }
-    let agents = recorder.records();
-    let metrics = recorder.finish(&scenario, missing);
+    let (metrics, agents) = recorder.finish(&scenario, missing);
     RunOutput {
         trajectories,
         agents,
@@ -341,11 +340,13 @@ pub fn field_plot_name(k: usize) -> String {
     }
 }
 
-/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, a field plot for
-/// each of [`RunOutput::fields`] ([`field_plot_name`]) and, when the scenario has measurement areas, `measurements.csv`
-/// and `fundamental_diagram.png` into `dir` (created if missing). Each file is written under a
-/// temporary name and renamed once all are complete, so a failed run never leaves a
-/// half-written file behind.
+/// Writes `trajectories.csv`, `agents.csv`, `metrics.json`, `trajectories.png`, a field plot
+/// for each of [`RunOutput::fields`] ([`field_plot_name`]) and, when the scenario has
+/// measurement areas, `measurements.csv` and `fundamental_diagram.png` into `dir` (created if
+/// missing). Each file is written under a temporary name and renamed once all are complete, so
+/// a failed run never leaves a half-written file behind; then the files of these kinds an
+/// earlier run left in `dir` and this one did not write (more field plots, a diagram) are
+/// removed, so that every output in `dir` is this run's.
 pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut plots = vec![(
@@ -409,5 +410,28 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     for (name, tmp) in &plots {
         std::fs::rename(tmp, dir.join(name))?;
     }
+    let written: Vec<&str> = files
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(plots.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if is_run_output(&name) && !written.contains(&name.as_ref()) {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
     Ok(())
+}
+
+/// Whether `name` is a file [`write_outputs`] may write, though not every run does.
+fn is_run_output(name: &str) -> bool {
+    let field_plot = name
+        .strip_prefix("field-")
+        .and_then(|n| n.strip_suffix(".png"));
+    matches!(
+        name,
+        "field.png" | "fundamental_diagram.png" | "measurements.csv"
+    ) || field_plot.is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }

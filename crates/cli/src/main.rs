@@ -257,6 +257,7 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     }
     ExitCode::SUCCESS
 }
+
 /// `n` things, the noun in the plural unless there is one: `"1 agent"`, `"0 agents"`.
 fn counted(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -44,15 +44,16 @@ pub struct Metrics {
     pub agents: usize,
     /// Agents a region could not place (too full).
     pub not_placed: usize,
-    /// Agents the plugin rejected (bad style or start); [`Metrics::rejections`] says why.
+    /// Agents the plugin rejected (bad style or start), with a target or without;
+    /// [`Metrics::rejections`] says why.
     pub rejected: usize,
     /// Agents with no route to their goal when the run ended (state `Unreachable`: they hold
     /// their place and check again every step). An `--until-arrived` run does not wait for those
     /// with no goal time limit, which nothing in a headless run can free.
     pub unreachable: usize,
-    /// Agents with no target at all: they stand where they were placed, obstacles for the
-    /// others (the ambush's pocket of people), and take no part in the arrival, time, path and
-    /// effort figures below.
+    /// Agents with no target at all that the plugin took: they stand where they were placed,
+    /// obstacles for the others (the ambush's pocket of people), and take no part in the
+    /// arrival, time, path and effort figures below. One it rejected counts as rejected.
     pub standing: usize,
     /// Agents that reached their last goal.
     pub arrived: usize,
@@ -107,8 +108,9 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Agents placed with somewhere to go: `agents − not_placed − standing` (the rejected ones
-    /// among them count as not arrived).
+    /// Agents placed with somewhere to go, or rejected: `agents − not_placed − standing` (the
+    /// rejected ones count as not arrived, whether or not they had a target: the scenario asked
+    /// for an agent the plugin refused).
     pub fn walkers(&self) -> usize {
         self.agents
             .saturating_sub(self.not_placed)
@@ -496,15 +498,16 @@ impl Recorder {
 
     /// Every agent's own figures, in the scenario's order, with the exclusions [`Metrics`]
     /// makes.
-    pub(crate) fn records(&self) -> Vec<AgentRecord> {
+    fn records(&self) -> Vec<AgentRecord> {
         self.tracks
             .iter()
             .enumerate()
             .map(|(agent, t)| {
-                let outcome = if t.standing {
-                    Outcome::Standing
-                } else if t.rejected {
+                // A rejected agent is counted as rejected whether or not it had a target.
+                let outcome = if t.rejected {
                     Outcome::Rejected
+                } else if t.standing {
+                    Outcome::Standing
                 } else if t.arrived_at.is_some() {
                     Outcome::Arrived
                 } else if t.gave_up {
@@ -531,29 +534,24 @@ impl Recorder {
             .collect()
     }
 
-    pub(crate) fn finish(self, scenario: &Scenario, not_placed: usize) -> Metrics {
+    /// The run's measurements, and every agent's own figures ([`Self::records`]), from which
+    /// the metrics' counts and means are taken.
+    pub(crate) fn finish(
+        self,
+        scenario: &Scenario,
+        not_placed: usize,
+    ) -> (Metrics, Vec<AgentRecord>) {
         let asked = scenario.agents.len() + scenario.regions.iter().map(|r| r.count).sum::<usize>();
-        // Agents that had somewhere to go; the rejected ones among them still count as not
-        // arrived.
-        let walkers = || self.tracks.iter().filter(|t| !t.standing);
-        let standing = self.tracks.iter().filter(|t| t.standing).count();
-        let times: Vec<f64> = walkers()
-            .filter_map(|t| t.arrived_at)
-            .map(|s| s as f64 * self.period)
-            .collect();
+        let records = self.records();
+        let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+        let figures = |f: fn(&AgentRecord) -> Option<f64>| -> Vec<f64> {
+            records.iter().filter_map(f).collect()
+        };
+        let times = figures(|r| r.time_to_goal_s);
+        let walked = figures(|r| r.path_length_m);
+        let ratios = figures(AgentRecord::path_length_ratio);
+        let efforts = figures(|r| r.effort);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let walked: Vec<f64> = walkers()
-            .filter(|t| !t.rejected)
-            .map(|t| t.walked)
-            .collect();
-        let ratios: Vec<f64> = walkers()
-            .filter(|t| t.arrived_at.is_some())
-            .filter_map(|t| self.shortest(t).map(|s| t.walked / s))
-            .collect();
-        let efforts: Vec<f64> = walkers()
-            .filter(|t| !t.rejected)
-            .map(|t| t.effort)
-            .collect();
         let (areas, lines) = self.measurer.finish();
         let mut metrics = Metrics {
             scenario: scenario.name.clone(),
@@ -561,15 +559,11 @@ impl Recorder {
             planner_period_s: self.period,
             agents: asked,
             not_placed,
-            standing,
-            rejected: self.tracks.iter().filter(|t| t.rejected).count(),
-            unreachable: self
-                .tracks
-                .iter()
-                .filter(|t| t.unreachable && t.arrived_at.is_none() && !t.rejected && !t.gave_up)
-                .count(),
-            timed_out: self.tracks.iter().filter(|t| t.gave_up).count(),
-            arrived: times.len(),
+            standing: count(Outcome::Standing),
+            rejected: count(Outcome::Rejected),
+            unreachable: count(Outcome::Unreachable),
+            timed_out: count(Outcome::TimedOut),
+            arrived: count(Outcome::Arrived),
             // Set below, over the walkers.
             arrival_fraction: 0.0,
             time_to_goal_mean_s: mean(&times),
@@ -611,7 +605,7 @@ impl Recorder {
         if walkers > 0 {
             metrics.arrival_fraction = metrics.arrived as f64 / walkers as f64;
         }
-        metrics
+        (metrics, records)
     }
 }
 

@@ -8,9 +8,7 @@ use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
 use bevy_crowdfield::prelude::AgentState;
 use bevy_crowdfield::scenario::Measurement;
-use crowdfield_cli::{
-    AgentRecord, Outcome, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv,
-};
+use crowdfield_cli::{Outcome, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv};
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -76,11 +74,13 @@ fn the_corridor_runs_to_completion_without_overlaps() {
             (0.0..=30.0).contains(&s.position.x) && (0.0..=5.0).contains(&s.position.y)
         })
     );
-    // The table is in step order, each agent's first row is its start in the file, and the
-    // rows of an agent add up to the path length the metrics give.
+    // The table is in step order, and each agent's first row is its start in the file. The
+    // agent's own figures agree with its rows: the rows add up to its path length, and it
+    // arrived (and left) in the step after its last row.
     assert!(output.trajectories.is_sorted_by_key(|s| s.step));
+    assert_eq!(output.agents.len(), 16);
     let mut walked = 0.0;
-    for agent in 0..16 {
+    for (agent, record) in output.agents.iter().enumerate() {
         let rows: Vec<_> = output
             .trajectories
             .iter()
@@ -95,10 +95,26 @@ fn the_corridor_runs_to_completion_without_overlaps() {
             "{start:?}"
         );
         assert!(rows[1..].iter().all(|s| s.state != AgentState::Pending));
-        walked += rows
+        let length: f64 = rows
             .windows(2)
             .map(|w| f64::from(w[0].position.distance(w[1].position)))
-            .sum::<f64>();
+            .sum();
+        walked += length;
+        assert_eq!((record.agent, record.outcome), (agent, Outcome::Arrived));
+        assert!(
+            (record.path_length_m.unwrap() - length).abs() < 1e-3,
+            "{record:?}"
+        );
+        // Despawned on arrival: the step after its last row.
+        let last = rows.last().unwrap();
+        let t = (last.step + 1) as f64 * m.planner_period_s;
+        assert!(
+            (record.time_to_goal_s.unwrap() - t).abs() < 1e-9,
+            "{record:?}"
+        );
+        let ratio = record.path_length_ratio().unwrap();
+        assert!((0.9..2.0).contains(&ratio), "{record:?}");
+        assert!(record.effort.unwrap() > 0.0, "{record:?}");
     }
     assert!(
         (walked / 16.0 - m.path_length_mean_m).abs() < 1e-3,
@@ -108,28 +124,7 @@ fn the_corridor_runs_to_completion_without_overlaps() {
         csv.lines().nth(1).unwrap().starts_with("0,0.0000,0,"),
         "{csv}"
     );
-    // The per-agent figures average to the metrics.
-    let records = &output.agents;
-    assert_eq!(records.len(), 16);
-    assert!(
-        records.iter().all(|r| r.outcome == Outcome::Arrived),
-        "{records:?}"
-    );
-    let mean = |f: fn(&AgentRecord) -> Option<f64>| {
-        records.iter().map(|r| f(r).unwrap()).sum::<f64>() / 16.0
-    };
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
-    assert!(
-        close(mean(|r| r.time_to_goal_s), m.time_to_goal_mean_s.unwrap()),
-        "{m:?}"
-    );
-    assert!(close(mean(|r| r.path_length_m), m.path_length_mean_m));
-    assert!(close(
-        mean(|r| r.path_length_ratio()),
-        m.path_length_ratio_mean.unwrap()
-    ));
-    assert!(close(mean(|r| r.effort), m.effort_mean));
-    let table = agents_csv(records);
+    let table = agents_csv(&output.agents);
     assert!(table.starts_with(
         "agent,outcome,time_to_goal_s,path_length_m,shortest_path_m,path_ratio,effort_j_per_kg\n0,Arrived,"
     ));
@@ -251,8 +246,15 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     // One field plot by default; the corridor's two goals give two when asked for more, and
     // none when asked for none.
     assert!(!out.join("field-1.png").exists());
-    for (plots, files) in [("3", &["field-1.png", "field.png"][..]), ("0", &[][..])] {
-        let out = dir.join(format!("fields{plots}"));
+    // Both runs write into one folder: the second leaves none of the first's plots behind, and
+    // a file of the user's that only looks like one stays.
+    let out = dir.join("fields");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("field-notes.png"), b"mine").unwrap();
+    for (plots, files) in [
+        ("3", &["field-1.png", "field-notes.png", "field.png"][..]),
+        ("0", &["field-notes.png"][..]),
+    ] {
         let ran = run_file(
             &scenario("corridor"),
             &["--steps", "1", "--field-plots", plots],
@@ -296,6 +298,11 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     );
     let bytes = std::fs::read(out.join("fundamental_diagram.png")).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"));
+    // A run with no measurements in the same folder takes the measured run's away.
+    let ran = run_file(&scenario("corridor"), &["--steps", "1"], &out);
+    assert!(ran.status.success());
+    assert!(!out.join("measurements.csv").exists());
+    assert!(!out.join("fundamental_diagram.png").exists());
 
     // An area beyond the world's edge measures nothing, and says so.
     let away = dir.join("away.scenario.ron");
@@ -925,6 +932,20 @@ fn standing_people_are_not_counted_as_walkers() {
         stdout.contains(" 1/1 arrived (100.0 %), 34 standing, overlaps"),
         "{stdout}"
     );
+    // A person with no target placed in a wall is rejected, not standing: the file asked for
+    // an agent the plugin refused, which counts among the walkers as not arrived.
+    let walled = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (10, 10)),\n  obstacles: [(shape: Aabb(min: (1, 1), max: (3, 3)))],\n  agents: [(position: (2, 2)), (position: (6, 2), goals: (targets: [Point((8, 8))]))],\n)",
+    )
+    .unwrap();
+    let output = run_scenario(&walled, options);
+    let m = &output.metrics;
+    assert_eq!(
+        (m.standing, m.rejected, m.walkers(), m.arrived),
+        (0, 1, 2, 1),
+        "{m:?}"
+    );
+    assert_eq!(output.agents[0].outcome, Outcome::Rejected);
     // With nobody to walk, the run ends after its first step and gives no arrival percentage.
     let file = dir.join("still.scenario.ron");
     std::fs::write(
