@@ -885,8 +885,9 @@ pub fn not_registered(rows: &[BenchRow]) -> String {
     for r in rows.iter().filter(|r| r.steering == Steering::Crowdfield) {
         if r.not_placed > 0 {
             lines.push(format!(
-                "- {}: {} agents could not be placed (their region is full)",
-                r.scenario, r.not_placed
+                "- {}: {} could not be placed (their region is full)",
+                r.scenario,
+                crate::counted(r.not_placed, "agent")
             ));
         }
         for j in r.rejections.iter().take(REJECTIONS_LISTED) {
@@ -897,9 +898,9 @@ pub fn not_registered(rows: &[BenchRow]) -> String {
         }
         if r.rejections.len() > REJECTIONS_LISTED {
             lines.push(format!(
-                "- {}: {} more agents were rejected (bench.json lists them all)",
+                "- {}: {} rejected (bench.json lists them all)",
                 r.scenario,
-                r.rejections.len() - REJECTIONS_LISTED
+                crate::counted(r.rejections.len() - REJECTIONS_LISTED, "more agent")
             ));
         }
     }
@@ -1117,11 +1118,21 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("agent 10 was"), "{text}");
-        assert!(
-            text.contains("\n- s: 2 more agents were rejected"),
-            "{text}"
-        );
+        assert!(text.contains("\n- s: 2 more agents rejected"), "{text}");
         assert_eq!(text.matches("agent 0 was rejected").count(), 1, "{text}");
+        let one = BenchRow {
+            not_placed: 1,
+            rejections: (0..11)
+                .map(|agent| Rejection {
+                    agent,
+                    reason: String::new(),
+                })
+                .collect(),
+            ..plain.clone()
+        };
+        let text = not_registered(&[one]);
+        assert!(text.contains("- s: 1 agent could not be placed"), "{text}");
+        assert!(text.contains("- s: 1 more agent rejected"), "{text}");
     }
 
     /// ORCA's speed over the others' per scenario; a zero or non-finite speed (a run that timed

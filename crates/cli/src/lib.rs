@@ -136,6 +136,16 @@ fn file_name(path: &Path) -> String {
         .to_string()
 }
 
+/// `n` things for a message, the noun in the plural unless there is one: `"1 agent"`,
+/// `"0 agents"`.
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Mixes `seed` into every region's seed (a region keeps a distinct draw from the others).
 pub fn reseed(scenario: &mut Scenario, seed: u64) {
     for region in &mut scenario.regions {
@@ -434,4 +444,17 @@ fn is_run_output(name: &str) -> bool {
         name,
         "field.png" | "fundamental_diagram.png" | "measurements.csv"
     ) || field_plot.is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    /// Counts take the plural except for one.
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(counted(1, "agent"), "1 agent");
+        assert_eq!(counted(0, "agent"), "0 agents");
+        assert_eq!(counted(2, "step"), "2 steps");
+    }
 }

@@ -23,7 +23,8 @@ use crowdfield_cli::bench::{
 };
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, REJECTIONS_LISTED, RunOptions, Stop, load, run_scenario_with_progress, write_outputs,
+    Metrics, REJECTIONS_LISTED, RunOptions, Stop, counted, load, run_scenario_with_progress,
+    write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -258,15 +259,6 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     ExitCode::SUCCESS
 }
 
-/// `n` things, the noun in the plural unless there is one: `"1 agent"`, `"0 agents"`.
-fn counted(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// A time given in milliseconds, in microseconds below one (`"8.6 µs"`, `"1.25 ms"`): small
 /// crowds plan in a few microseconds, which two decimals of a millisecond would round to 0.01.
 fn duration_text(ms: f64) -> String {
@@ -306,9 +298,9 @@ fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
     }
     if m.rejections.len() > REJECTIONS_LISTED {
         eprintln!(
-            "{}: {} more agents were rejected (metrics.json lists them all)",
+            "{}: {} rejected (metrics.json lists them all)",
             scenario.display(),
-            m.rejections.len() - REJECTIONS_LISTED
+            counted(m.rejections.len() - REJECTIONS_LISTED, "more agent")
         );
     }
 }
@@ -508,13 +500,5 @@ mod tests {
         assert_eq!(duration_text(1.0), "1.00 ms");
         assert_eq!(duration_text(12.345), "12.35 ms");
         assert_eq!(duration_text(0.0), "0.0 µs");
-    }
-
-    /// Counts take the plural except for one.
-    #[test]
-    fn counts_of_one_are_singular() {
-        assert_eq!(counted(1, "agent"), "1 agent");
-        assert_eq!(counted(0, "agent"), "0 agents");
-        assert_eq!(counted(2, "step"), "2 steps");
     }
 }
