@@ -5,10 +5,15 @@ use bevy::prelude::*;
 use crowdfield_steer::SteerError;
 
 /// An agent reached its last goal.
-#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Message, Debug, Clone, Copy, PartialEq)]
 pub struct AgentArrived {
-    /// The agent.
+    /// The agent. One that leaves on arrival
+    /// ([`ArrivalAction::Despawn`](crate::prelude::ArrivalAction)) is despawned in the same
+    /// step, so its entity is gone when the message is read.
     pub entity: Entity,
+    /// Where it stood after the step in which it arrived, in world units: for an agent that
+    /// leaves, the last place it was.
+    pub position: Vec2,
 }
 
 /// An agent reached a goal that was not its last and walks on to the next.

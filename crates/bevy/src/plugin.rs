@@ -584,13 +584,14 @@ fn commit_step(
             *state = new_state;
         }
     }
-    // Agents that arrived and left the crowd.
-    for id in &report.removed {
+    // Agents that arrived and left the crowd: they end where their last step took them.
+    for (id, left_at) in &report.removed {
         if let Some(entity) = world.entity(*id)
             && let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(entity)
         {
             *state = AgentState::Arrived;
-            plan.from = plan.to;
+            plan.from = left_at.as_vec2();
+            plan.to = plan.from;
             velocity.0 = Vec2::ZERO;
         }
     }
@@ -615,8 +616,19 @@ fn write_messages(
     let world = &mut *world;
     let report = std::mem::take(&mut world.last_report);
     for id in &report.arrived {
-        if let Some(entity) = world.entity(*id) {
-            arrived.write(AgentArrived { entity });
+        let crowd = world.crowd();
+        let position = crowd
+            .and_then(|c| c.agent(*id))
+            .map(|a| a.position())
+            .or_else(|| {
+                let left = report.removed.iter().find(|(r, _)| r == id);
+                left.map(|(_, p)| *p)
+            });
+        if let (Some(entity), Some(position)) = (world.entity(*id), position) {
+            arrived.write(AgentArrived {
+                entity,
+                position: position.as_vec2(),
+            });
         }
     }
     for id in &report.advanced {
@@ -652,7 +664,7 @@ fn write_messages(
             recovered.write(AgentRecovered { entity });
         }
     }
-    for id in &report.removed {
+    for (id, _) in &report.removed {
         if let Some(entity) = world.entity(*id) {
             world.unregister(entity);
             commands.entity(entity).try_despawn();

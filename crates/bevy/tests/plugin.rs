@@ -517,6 +517,8 @@ fn goals_and_behaviours_change_at_run_time() {
     assert!((agent.params().position.as_vec2() - at).length() < 1e-5);
 }
 
+/// A walker that leaves on arrival is despawned, and its `AgentArrived` says where it left: one
+/// step on from its last planned position, at the goal.
 #[test]
 fn arrived_agents_that_asked_to_leave_are_despawned() {
     let mut app = app(20.0, 10.0);
@@ -525,7 +527,25 @@ fn arrived_agents_that_asked_to_leave_are_despawned() {
         Vec2::new(3.0, 5.0),
         AgentGoals::point(Vec2::new(8.0, 5.0)).then_despawn(),
     );
-    run_until(&mut app, 100, |app| !seen(app).arrived.is_empty());
+    let mut last = Vec2::new(3.0, 5.0);
+    run_until(&mut app, 100, |app| {
+        if let Some(plan) = app.world().get::<AgentPlan>(walker) {
+            last = plan.to;
+        }
+        !seen(app).arrived.is_empty()
+    });
+    assert_eq!(seen(&app).arrived, vec![walker]);
+    let left_at = seen(&app).arrived_at[0];
+    let step = left_at.distance(last);
+    assert!(
+        step > 0.1 && step < 0.5,
+        "last step {step} m from {last} to {left_at}"
+    );
+    // Within the arrival radius, or on the goal's cell of the global map.
+    assert!(
+        left_at.distance(Vec2::new(8.0, 5.0)) < 1.0,
+        "left at {left_at}"
+    );
     app.update();
     assert!(app.world().get_entity(walker).is_err(), "despawned");
     run_until(&mut app, 3, |_| false);

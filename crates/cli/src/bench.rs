@@ -450,7 +450,7 @@ impl<'a> Baseline<'a> {
                 break;
             }
             // Where every walker still in the world stood before the step (one that arrives and
-            // leaves in it is measured there once more, as the plugin's runs measure it).
+            // leaves in it is measured to where it left, as the plugin's runs measure it).
             let before: Vec<Option<DVec2>> = self
                 .walkers
                 .iter()
@@ -683,14 +683,20 @@ fn follow(
             continue;
         }
         let agent = crowd.agent(*id);
-        if let Some(agent) = agent {
-            let next = agent.position();
+        // One that left the crowd in this step is found in the report, where it left.
+        let left = || {
+            let removed = &report?.removed;
+            removed.iter().find(|(r, _)| r == id).map(|(_, p)| *p)
+        };
+        if let Some(next) = agent.map(|a| a.position()).or_else(left) {
             w.walked += (next - w.position).length();
             w.velocity = (next - w.position) / period;
             w.position = next;
+        }
+        if let Some(agent) = agent {
             while w.goal_index < agent.goal_index() && w.goal_index + 1 < w.goals.len() {
                 w.goal_index += 1;
-                w.legs.push((next, w.goals[w.goal_index]));
+                w.legs.push((agent.position(), w.goals[w.goal_index]));
             }
         }
         // Agents leave the crowd only when their last goal ends.

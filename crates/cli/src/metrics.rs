@@ -212,6 +212,8 @@ struct Track {
     effort: f64,
     /// The agent's crowd id and goal count, once seen in the crowd.
     id: Option<(AgentId, usize)>,
+    /// Its radius, once seen in the crowd.
+    radius: f64,
     /// Gave up its last goal (time limit).
     gave_up: bool,
     /// Where each leg (one goal of the queue) started and its goal.
@@ -320,6 +322,7 @@ impl Recorder {
             return self.agents.len();
         };
         let timed_out = &crowd_world.last_report().timed_out;
+        let removed = &crowd_world.last_report().removed;
         let mut walking = 0;
         self.stranded = 0;
         let mut discs: Vec<(DVec2, f64)> = Vec::with_capacity(self.agents.len());
@@ -330,13 +333,12 @@ impl Recorder {
         let mut samples: Vec<Sample> = Vec::with_capacity(self.agents.len());
         for (index, entity) in self.agents.iter().enumerate() {
             let track = &mut self.tracks[index];
-            if let Some((id, goals)) = track.id
-                && timed_out.iter().any(|(a, g)| *a == id && g + 1 >= goals)
-            {
-                track.gave_up = true;
-            }
+            let agent = crowd_world
+                .agent_id(*entity)
+                .and_then(|id| crowd.agent(id).map(|a| (id, a)));
             if track.arrived_at.is_some() || track.rejected || track.gave_up {
-                if let Some(agent) = crowd_world.agent_id(*entity).and_then(|id| crowd.agent(id)) {
+                // Done in an earlier step; one that stopped still stands in the crowd.
+                if let Some((_, agent)) = agent {
                     discs.push((agent.position(), agent.params().radius));
                     observed.push(Observed {
                         previous: agent.position(),
@@ -345,46 +347,65 @@ impl Recorder {
                 }
                 continue;
             }
-            let Some(state) = states.get(entity).copied() else {
-                // Gone: agents leave the world only by arriving with `then_despawn`.
+            // A walker that left the crowd in this step (its goals ended and it asked to
+            // leave): the plugin has despawned it, and the step's report says where it left.
+            let left = track
+                .id
+                .and_then(|(id, _)| removed.iter().find(|(r, _)| *r == id))
+                .map(|(_, p)| *p);
+            let Some(state) = states
+                .get(entity)
+                .copied()
+                .or(left.map(|_| AgentState::Arrived))
+            else {
+                // Gone before it was ever seen: it left in the run's first step (agents leave
+                // the world only by arriving with `then_despawn`).
                 track.arrived_at = Some(step);
                 continue;
             };
-            track.unreachable = state == AgentState::Unreachable;
-            if track.unreachable && !track.timed {
-                self.stranded += 1;
-            }
-            match state {
-                AgentState::Rejected => {
-                    track.rejected = true;
-                    continue;
-                }
-                AgentState::Arrived => track.arrived_at = Some(step),
-                _ => walking += 1,
-            }
-            let Some((id, agent)) = crowd_world
-                .agent_id(*entity)
-                .and_then(|id| crowd.agent(id).map(|a| (id, a)))
-            else {
+            if state == AgentState::Rejected {
+                track.rejected = true;
                 continue;
+            }
+            track.unreachable = state == AgentState::Unreachable;
+            let gave_up = track.id.is_some_and(|(id, goals)| {
+                timed_out.iter().any(|(a, g)| *a == id && g + 1 >= goals)
+            });
+            if gave_up {
+                track.gave_up = true;
+            } else if state == AgentState::Arrived {
+                track.arrived_at = Some(step);
+            } else {
+                walking += 1;
+                if track.unreachable && !track.timed {
+                    self.stranded += 1;
+                }
+            }
+            // Where it stands now, and where it stood before this step.
+            let (p, previous) = match (agent, left) {
+                (Some((id, agent)), _) => {
+                    track.id = Some((id, agent.params().goals.len()));
+                    track.radius = agent.params().radius;
+                    let previous = track.last_exact.unwrap_or(agent.params().position);
+                    if track.goal_index != Some(agent.goal_index()) {
+                        let start = if track.goal_index.is_none() {
+                            agent.params().position
+                        } else {
+                            previous
+                        };
+                        if let Some(goal) = agent.params().goals.get(agent.goal_index()) {
+                            track.legs.push((start, *goal));
+                        }
+                        track.goal_index = Some(agent.goal_index());
+                    }
+                    (agent.position(), previous)
+                }
+                // `left` is found only through an id, set with the first position.
+                (None, Some(left)) => (left, track.last_exact.unwrap_or(left)),
+                (None, None) => continue,
             };
-            track.id = Some((id, agent.params().goals.len()));
-            let p = agent.position();
-            let at = p.as_vec2();
-            let previous = track.last_exact.unwrap_or(agent.params().position);
             let speed = (p - previous).length() / self.period;
             track.effort += (PLE_STANDING + PLE_WALKING * speed * speed) * self.period;
-            if track.goal_index != Some(agent.goal_index()) {
-                let start = if track.goal_index.is_none() {
-                    agent.params().position
-                } else {
-                    previous
-                };
-                if let Some(goal) = agent.params().goals.get(agent.goal_index()) {
-                    track.legs.push((start, *goal));
-                }
-                track.goal_index = Some(agent.goal_index());
-            }
             track.walked += (p - previous).length();
             if track.last_exact.is_none() {
                 starts.push(Sample {
@@ -395,7 +416,10 @@ impl Recorder {
                 });
             }
             track.last_exact = Some(p);
-            discs.push((p, agent.params().radius));
+            // One that left is out of the world after the step, as the bench's walkers are.
+            if left.is_none() {
+                discs.push((p, track.radius));
+            }
             observed.push(Observed {
                 previous,
                 position: p,
@@ -403,7 +427,7 @@ impl Recorder {
             samples.push(Sample {
                 step,
                 agent: index,
-                position: at,
+                position: p.as_vec2(),
                 state,
             });
         }

@@ -76,7 +76,7 @@ fn the_corridor_runs_to_completion_without_overlaps() {
     );
     // The table is in step order, and each agent's first row is its start in the file. The
     // agent's own figures agree with its rows: the rows add up to its path length, and it
-    // arrived (and left) in the step after its last row.
+    // arrived (and left) in the step of its last row.
     assert!(output.trajectories.is_sorted_by_key(|s| s.step));
     assert_eq!(output.agents.len(), 16);
     let mut walked = 0.0;
@@ -105,9 +105,15 @@ fn the_corridor_runs_to_completion_without_overlaps() {
             (record.path_length_m.unwrap() - length).abs() < 1e-3,
             "{record:?}"
         );
-        // Despawned on arrival: the step after its last row.
+        // Despawned on arrival: its last row is where it left, a step on from the row before.
         let last = rows.last().unwrap();
-        let t = (last.step + 1) as f64 * m.planner_period_s;
+        assert_eq!(last.state, AgentState::Arrived, "{last:?}");
+        let before = rows[rows.len() - 2];
+        assert!(
+            last.position.distance(before.position) > 0.05,
+            "{before:?} {last:?}"
+        );
+        let t = last.step as f64 * m.planner_period_s;
         assert!(
             (record.time_to_goal_s.unwrap() - t).abs() < 1e-9,
             "{record:?}"

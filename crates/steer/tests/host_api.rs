@@ -2,7 +2,9 @@
 //! moving obstacles, and goal queues changed at run time.
 
 use crowdfield_field::Shape;
-use crowdfield_steer::{AgentId, AgentParams, AgentState, Crowd, CrowdSettings, GoalId, StepPhase};
+use crowdfield_steer::{
+    AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, GoalId, StepPhase,
+};
 use glam::DVec2;
 
 fn room() -> Crowd {
@@ -286,4 +288,40 @@ fn a_goal_whose_time_limit_runs_out_is_given_up_for_the_next() {
         r.timed_out.is_empty() && !r.reported_arrived,
         "stays unreachable"
     );
+}
+
+/// A walker that leaves the crowd on arrival is reported with the position it committed in its
+/// last step: one step on from where it stood before, inside its goal's arrival reach. The
+/// crowd no longer holds it, so the report is the only record of that step.
+#[test]
+fn a_walker_that_leaves_is_reported_where_it_left() {
+    let mut crowd = room();
+    let east = goal_at(&mut crowd, 18.0, 5.0);
+    let mut p = walker(east, DVec2::new(3.0, 5.0), 1);
+    p.on_arrival = ArrivalAction::Despawn;
+    let (max_step, reach) = (p.max_step, p.arrival_radius);
+    let id = crowd.spawn(p).unwrap();
+    let mut last = crowd.agent(id).unwrap().position();
+    for _ in 0..200 {
+        let report = crowd.step();
+        if let Some(agent) = crowd.agent(id) {
+            assert!(report.removed.is_empty());
+            last = agent.position();
+            continue;
+        }
+        assert_eq!(report.arrived, vec![id]);
+        let [(removed, left_at)] = report.removed[..] else {
+            panic!("one removal expected: {:?}", report.removed);
+        };
+        assert_eq!(removed, id);
+        let step = (left_at - last).length();
+        assert!(step > 0.1 && step <= max_step + 1e-9, "last step {step} m");
+        let to_goal = (left_at - DVec2::new(18.0, 5.0)).length();
+        assert!(
+            to_goal <= 0.5 + reach + 1e-9,
+            "left {to_goal} m from the goal's centre"
+        );
+        return;
+    }
+    panic!("never arrived");
 }

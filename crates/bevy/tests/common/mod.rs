@@ -16,6 +16,8 @@ pub const HZ: f64 = 4.0;
 #[derive(Resource, Default, Debug)]
 pub struct Seen {
     pub arrived: Vec<Entity>,
+    /// Where each agent of `arrived` stood on arriving.
+    pub arrived_at: Vec<Vec2>,
     pub unreachable: Vec<Entity>,
     pub rejected: Vec<(Entity, SteerError)>,
     /// The other agent each rejection names, in the order of `rejected`.
@@ -36,7 +38,10 @@ fn collect(
     mut timed_out: MessageReader<AgentTimedOut>,
     mut settings: MessageReader<SettingsRejected>,
 ) {
-    seen.arrived.extend(arrived.read().map(|m| m.entity));
+    for m in arrived.read() {
+        seen.arrived.push(m.entity);
+        seen.arrived_at.push(m.position);
+    }
     seen.unreachable
         .extend(unreachable.read().map(|m| m.entity));
     for m in rejected.read() {

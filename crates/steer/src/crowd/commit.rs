@@ -253,7 +253,7 @@ fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut 
         report.arrived.push(id);
     }
     if agent.params.on_arrival == ArrivalAction::Despawn {
+        report.removed.push((id, agent.position));
         *slot = None;
-        report.removed.push(id);
     }
 }

@@ -382,8 +382,10 @@ pub struct StepReport {
     pub arrived: Vec<AgentId>,
     /// Agents that reached an intermediate goal and took the next.
     pub advanced: Vec<AgentId>,
-    /// Agents removed after arriving.
-    pub removed: Vec<AgentId>,
+    /// Agents removed after their last goal ended, each with the position it committed in
+    /// this step: the crowd no longer holds that agent, so this is the only record of its last
+    /// move.
+    pub removed: Vec<(AgentId, DVec2)>,
     /// Agents that became stuck this step.
     pub stuck: Vec<AgentId>,
     /// Agents found to have no route this step.
