@@ -590,8 +590,8 @@ fn commit_step(
             && let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(entity)
         {
             *state = AgentState::Arrived;
-            plan.from = left_at.as_vec2();
-            plan.to = plan.from;
+            plan.from = plan.to;
+            plan.to = left_at.as_vec2();
             velocity.0 = Vec2::ZERO;
         }
     }
