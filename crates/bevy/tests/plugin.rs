@@ -858,3 +858,38 @@ fn fused_motion_plans_and_reports_the_same_steps() {
     }
     assert!(runs[0] == runs[1]);
 }
+
+/// A moving `CrowdObstacle` set down on a walker does not trap it: it walks out and arrives,
+/// never flagged stuck (it stood inside for good before).
+#[test]
+fn a_walker_under_a_moving_obstacle_walks_out() {
+    let mut app = app(20.0, 10.0);
+    let walker = agent(
+        &mut app,
+        Vec2::new(2.0, 5.0),
+        AgentGoals::point(Vec2::new(18.0, 5.0)),
+    );
+    run_until(&mut app, 4, |_| false);
+    let at = planned(&app, walker);
+    let radius = 1.5;
+    app.world_mut().spawn((
+        CrowdObstacle::moving(Shape::Disc {
+            centre: DVec2::ZERO,
+            radius,
+        }),
+        Transform::from_xyz(at.x + 0.6, at.y, 0.0),
+    ));
+    let mut out = None;
+    let steps = run_until(&mut app, 300, |app| {
+        let p = planned(app, walker);
+        if out.is_none() && p.distance(at + Vec2::new(0.6, 0.0)) >= radius as f32 + 0.25 - 1e-4 {
+            out = Some(p);
+        }
+        state(app, walker) == AgentState::Stuck || !seen(app).arrived.is_empty()
+    });
+    assert!(
+        out.is_some_and(|p| p.x < at.x),
+        "out on the west side: {out:?}"
+    );
+    assert_eq!(seen(&app).arrived, vec![walker], "after {steps} updates");
+}

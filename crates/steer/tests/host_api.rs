@@ -325,3 +325,77 @@ fn a_walker_that_leaves_is_reported_where_it_left() {
     }
     panic!("never arrived");
 }
+
+/// A walker overlapped by an obstacle (a moving one that ran onto it, or a static one added over
+/// it) walks out of it by the shortest way, towards its goal where two ways are as short, and
+/// then on to the goal. Before, its own cells were obstacle in both maps and it stood inside for
+/// good: stuck under a moving obstacle, unreachable under a static one.
+#[test]
+fn a_walker_overlapped_by_an_obstacle_walks_out() {
+    struct Run {
+        /// Steps until the walker's disc was clear of the obstacle, and where.
+        out: Option<(usize, DVec2)>,
+        arrived: bool,
+        stuck_or_unreachable: usize,
+    }
+    let run = |offset: f64, moving: bool| {
+        let mut crowd = room();
+        let east = goal_at(&mut crowd, 18.0, 5.0);
+        let id = crowd.spawn(walker(east, DVec2::new(2.0, 5.0), 1)).unwrap();
+        for _ in 0..5 {
+            crowd.step();
+        }
+        let at = crowd.agent(id).unwrap().position();
+        // A disc of 1.5 m dropped on the walker, its centre `offset` east of the walker.
+        let block = Shape::Disc {
+            centre: at + DVec2::new(offset, 0.0),
+            radius: 1.5,
+        };
+        if moving {
+            crowd.set_moving_obstacles(vec![block.clone()]).unwrap();
+        } else {
+            crowd.add_obstacle(block.clone()).unwrap();
+        }
+        let mut r = Run {
+            out: None,
+            arrived: false,
+            stuck_or_unreachable: 0,
+        };
+        for step in 1..=300 {
+            let report = crowd.step();
+            r.stuck_or_unreachable += report.stuck.len() + report.unreachable.len();
+            if report.arrived.contains(&id) {
+                r.arrived = true;
+                break;
+            }
+            let agent = crowd.agent(id).unwrap();
+            let p = agent.position();
+            if r.out.is_none() && block.distance(p).unwrap() >= agent.params().radius {
+                r.out = Some((step, p - block_centre(&block)));
+            }
+        }
+        r
+    };
+    fn block_centre(shape: &Shape) -> DVec2 {
+        match shape {
+            Shape::Disc { centre, .. } => *centre,
+            _ => unreachable!(),
+        }
+    }
+    for moving in [true, false] {
+        // Centre 0.6 m east of the walker: west is the short way out, 0.9 + 0.25 m, four steps
+        // of 0.35 m at most.
+        let r = run(0.6, moving);
+        let (steps, at) = r.out.expect("walked out");
+        assert!(steps <= 4, "moving {moving}: out after {steps} steps");
+        assert!(at.x < 0.0, "moving {moving}: out on the west side, {at}");
+        assert!(r.arrived, "moving {moving}: arrived");
+        assert_eq!(r.stuck_or_unreachable, 0, "moving {moving}");
+        // Centred: every way out is as long, and it takes the one towards the goal.
+        let r = run(0.0, moving);
+        let (steps, at) = r.out.expect("walked out");
+        assert!(steps <= 6, "moving {moving}: out after {steps} steps");
+        assert!(at.x > 1.5, "moving {moving}: out on the goal's side, {at}");
+        assert!(r.arrived, "moving {moving}: arrived");
+    }
+}

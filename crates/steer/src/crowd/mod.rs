@@ -8,7 +8,10 @@
 //! 2. **Plan**, per agent, from the snapshot only: global descent at the agent (with sub-goals
 //!    against flat regions) → behaviour slot → (v, ε) → re-centre the local map (warm start) →
 //!    stamp static obstacles and neighbours → project the intermediate goal → relax → local
-//!    descent → heading rule and speed law → a proposed displacement.
+//!    descent → heading rule and speed law → a proposed displacement. An agent that an
+//!    obstacle overlaps (a moving one ran onto it, or a static one was added over it) instead
+//!    steps out by the shortest way (ours; the seeds' maps give it no way: its own cells are
+//!    obstacle in both).
 //! 3. **Commit**, in agent-id order: a collision guard shortens each displacement so the agent
 //!    stays at least the sum of radii from every agent's committed position and its radius from
 //!    every static shape. The seeds rely on the speed law alone (seed 000 §4.4 says rule C does

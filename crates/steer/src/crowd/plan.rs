@@ -7,7 +7,7 @@
 
 use glam::DVec2;
 
-use crowdfield_field::Shape;
+use crowdfield_field::{CellKind, Shape};
 
 use super::{Agent, AgentGrid, Goal, Plan, Prepared, RasterKey, raster_key, shape_near};
 use crate::behaviour::{Behaviour, BehaviourInput};
@@ -16,6 +16,13 @@ use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
 const NEAREST_FIRST: f64 = 2.0;
+
+/// How far (m) an obstacle must reach into an agent's disc before the agent walks out of it
+/// ([`World::escape`]): well above rounding, well below anything a walker would notice.
+const OVERLAP: f64 = 1e-6;
+
+/// The farthest (in steps) [`World::escape`] looks for a way out of an obstacle.
+const MAX_ESCAPE_STEPS: f64 = 256.0;
 
 /// What planning reads besides the snapshot: shared by all agents, never written during a step.
 pub(super) struct World<'a> {
@@ -90,6 +97,18 @@ impl World<'_> {
         } else {
             pos + flow_dir
         };
+        // Overlapped by an obstacle that moved onto it or was added over it: its own cells are
+        // obstacle in both maps, so neither gives it a way. It walks out first.
+        if let Some(step) = self.escape(agent, goal, flow_dir) {
+            return Prepared::Done(Plan {
+                displacement: step,
+                heading: step.normalize(),
+                speed_factor: 1.0,
+                bias: agent.bias,
+                unreachable: false,
+                recovered,
+            });
+        }
         if unreachable {
             // No route: skip sensing and relaxation altogether.
             return Prepared::Done(Plan {
@@ -281,6 +300,90 @@ impl World<'_> {
             facing
         });
         Prepared::Relax { bias, recovered }
+    }
+}
+
+impl World<'_> {
+    /// The step out of any obstacle that overlaps the agent (reaches more than [`OVERLAP`] into
+    /// its disc), or `None` when none does. Agents never walk into obstacles (the commit's
+    /// guard), so this happens only when a moving obstacle runs onto one or a static obstacle
+    /// is added over one; the seeds' maps then hold the agent's own cells fixed at 1 and give
+    /// no descent, and it would stand inside for good.
+    ///
+    /// Our rule (the seeds have none): probe 32 directions, at one step's length, two steps'
+    /// and so on up to the overlapping obstacles' extent (at most [`MAX_ESCAPE_STEPS`]), for a
+    /// point inside the goal's map where the agent's disc is clear of every obstacle; take the
+    /// fewest steps and, among those directions, the one nearest the global map's descent (or
+    /// the goal, or the heading, where that is zero), and walk one full step that way. The
+    /// guard lets through a step that brings the agent closer to nothing. Where no probe is
+    /// clear, it holds.
+    fn escape(&self, agent: &Agent, goal: &Goal, flow_dir: DVec2) -> Option<DVec2> {
+        const DIRECTIONS: usize = 32;
+        let pos = agent.position;
+        let radius = agent.params.radius;
+        let overlaps = |shape: &Shape, (lo, hi): &(DVec2, DVec2)| {
+            let gap = pos - pos.clamp(*lo, *hi);
+            gap.length_squared() < radius * radius
+                && shape.distance(pos).is_ok_and(|d| d < radius - OVERLAP)
+        };
+        // Statics are only looked at where the goal's map has an obstacle cell: an agent
+        // overlapped by a static shape stands on one (statics are written grown by the global
+        // inflation), and the lookup keeps the check off every other agent's step.
+        let geometry = goal.map.geometry();
+        let cell = geometry.world_to_cell(pos);
+        let on_obstacle = geometry.contains_cell(cell)
+            && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Obstacle);
+        let mut extent: f64 = 0.0;
+        for (shape, bounds) in self.moving.iter().map(|(s, b)| (s, b)).chain(
+            on_obstacle
+                .then_some(self.statics.iter().zip(self.static_bounds))
+                .into_iter()
+                .flatten(),
+        ) {
+            if overlaps(shape, bounds) {
+                extent = extent.max((bounds.1 - bounds.0).length());
+            }
+        }
+        if extent == 0.0 {
+            return None;
+        }
+        let clear = |q: DVec2| {
+            let (lo, hi) = (q - DVec2::splat(radius), q + DVec2::splat(radius));
+            let (wlo, whi) = geometry.world_bounds();
+            let near = |(slo, shi): &(DVec2, DVec2)| boxes_overlap(lo, hi, *slo, *shi);
+            q.cmpge(wlo).all()
+                && q.cmple(whi).all()
+                && self
+                    .moving
+                    .iter()
+                    .map(|(s, b)| (s, b))
+                    .chain(self.statics.iter().zip(self.static_bounds))
+                    .all(|(s, b)| !near(b) || s.distance(q).is_ok_and(|d| d >= radius))
+        };
+        let preferred = [flow_dir, goal.centre - pos, agent.heading, DVec2::X]
+            .into_iter()
+            .find_map(|d| d.try_normalize())
+            .unwrap_or(DVec2::X);
+        // Nearest the preferred direction first: 0, +1, -1, +2, -2, … of 32 around.
+        let turn = std::f64::consts::TAU / DIRECTIONS as f64;
+        let order = (0..DIRECTIONS).map(|k| {
+            let half = (k as f64 / 2.0).ceil();
+            let angle = if k % 2 == 1 {
+                half * turn
+            } else {
+                -half * turn
+            };
+            DVec2::from_angle(angle).rotate(preferred)
+        });
+        let step = agent.params.max_step;
+        let steps = ((extent + radius) / step).ceil().min(MAX_ESCAPE_STEPS) as usize;
+        (1..=steps.max(1)).find_map(|k| {
+            let length = k as f64 * step;
+            order
+                .clone()
+                .find(|d| clear(pos + *d * length))
+                .map(|d| d * step)
+        })
     }
 }
 
