@@ -370,7 +370,8 @@ fn register_agents(
         }
     }
     // Registration order decides crowd ids and so the commit order: make it independent of
-    // query order.
+    // query order. (`Entity`'s order in Bevy 0.19 follows its bits, which put a later index
+    // first: a batch spawned together registers last-spawned first.)
     fresh.sort_by_key(|(e, _)| *e);
     // New goals first, their maps solved together, in the order registration meets them;
     // agents whose time limits are rejected add none, as registration would not reach them.
