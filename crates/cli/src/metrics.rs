@@ -349,15 +349,14 @@ impl Recorder {
             }
             // A walker that left the crowd in this step (its goals ended and it asked to
             // leave): the plugin has despawned it, and the step's report says where it left.
-            let left = track
-                .id
+            let state = states.get(entity).copied();
+            let left = state
+                .is_none()
+                .then_some(track.id)
+                .flatten()
                 .and_then(|(id, _)| removed.iter().find(|(r, _)| *r == id))
                 .map(|(_, p)| *p);
-            let Some(state) = states
-                .get(entity)
-                .copied()
-                .or(left.map(|_| AgentState::Arrived))
-            else {
+            let Some(state) = state.or(left.map(|_| AgentState::Arrived)) else {
                 // Gone before it was ever seen: it left in the run's first step (agents leave
                 // the world only by arriving with `then_despawn`).
                 track.arrived_at = Some(step);
