@@ -399,3 +399,47 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
         assert!(r.arrived, "moving {moving}: arrived");
     }
 }
+
+/// The way out of an obstacle never runs into a wall: a walker pressed against a wall under a
+/// moving disc whose short way out is through the wall leaves sideways, towards its goal, and
+/// keeps clear of the wall on every step.
+#[test]
+fn a_walker_walks_out_of_an_obstacle_around_a_wall() {
+    let mut crowd = room();
+    let wall = Shape::Aabb {
+        min: DVec2::new(0.0, 0.0),
+        max: DVec2::new(20.0, 1.0),
+    };
+    crowd.add_obstacle(wall.clone()).unwrap();
+    let east = goal_at(&mut crowd, 18.0, 1.8);
+    let id = crowd.spawn(walker(east, DVec2::new(4.0, 1.3), 1)).unwrap();
+    let radius = crowd.agent(id).unwrap().params().radius;
+    // 0.6 m above the walker: 0.55 m down would clear the disc, but the wall is there; 1.64 m
+    // along the wall does, five steps.
+    let at = crowd.agent(id).unwrap().position();
+    let centre = at + DVec2::new(0.0, 0.6);
+    let block = Shape::Disc {
+        centre,
+        radius: 1.5,
+    };
+    crowd.set_moving_obstacles(vec![block.clone()]).unwrap();
+    let mut out = None;
+    for step in 1..=10 {
+        crowd.step();
+        let p = crowd.agent(id).unwrap().position();
+        assert!(
+            wall.distance(p).unwrap() >= radius - 1e-9,
+            "step {step}: into the wall at {p}"
+        );
+        if block.distance(p).unwrap() >= radius {
+            out = Some((step, p));
+            break;
+        }
+    }
+    let (steps, p) = out.expect("walked out");
+    assert!(steps <= 6, "out after {steps} steps");
+    assert!(
+        p.x > centre.x + 1.0,
+        "out along the wall towards the goal: {p}"
+    );
+}
