@@ -506,7 +506,8 @@ impl LocalMap {
     }
 }
 
-fn lattice_cell(p: DVec2, cell: f64) -> IVec2 {
+/// The world-lattice cell of cell size `cell` holding `p`.
+pub(crate) fn lattice_cell(p: DVec2, cell: f64) -> IVec2 {
     IVec2::new(floor_i32(p.x / cell), floor_i32(p.y / cell))
 }
 

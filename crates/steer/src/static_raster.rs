@@ -141,7 +141,6 @@ impl StaticRaster {
     }
 
     /// Whether lattice cell `cell` is covered.
-    #[cfg(test)]
     pub(crate) fn blocked(&self, cell: IVec2) -> bool {
         let d = cell - self.first;
         if d.x < 0 || d.y < 0 || d.x as usize >= self.width || d.y as usize >= self.height {

@@ -443,3 +443,41 @@ fn a_walker_walks_out_of_an_obstacle_around_a_wall() {
         "out along the wall towards the goal: {p}"
     );
 }
+
+/// A walker under a newly added static obstacle starts out at the next step even while its
+/// goal's global map waits its turn to be solved (one map a step, its goal the third): the static
+/// rasters, patched at once, say it stands on an obstacle.
+#[test]
+fn a_walker_under_a_new_wall_leaves_before_its_goals_map_is_solved() {
+    let mut crowd = Crowd::new(
+        CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(20.0, 10.0),
+            map_solves_per_step: 1,
+            ..Default::default()
+        },
+        Vec::new(),
+    )
+    .unwrap();
+    goal_at(&mut crowd, 18.0, 8.0);
+    goal_at(&mut crowd, 18.0, 2.0);
+    let east = goal_at(&mut crowd, 18.0, 5.0);
+    let id = crowd.spawn(walker(east, DVec2::new(3.0, 5.0), 1)).unwrap();
+    crowd.step();
+    let at = crowd.agent(id).unwrap().position();
+    crowd
+        .add_obstacle(Shape::Disc {
+            centre: at + DVec2::new(0.6, 0.0),
+            radius: 1.5,
+        })
+        .unwrap();
+    assert_eq!(crowd.pending_map_solves(), 3);
+    crowd.step();
+    assert_eq!(
+        crowd.pending_map_solves(),
+        2,
+        "one map solved, not the walker's"
+    );
+    let moved = (crowd.agent(id).unwrap().position() - at).length();
+    assert!(moved > 0.3, "moved {moved} m in the first step");
+}

@@ -12,6 +12,7 @@ use crowdfield_field::{CellKind, Shape};
 use super::{Agent, AgentGrid, Goal, Plan, Prepared, RasterKey, raster_key, shape_near};
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
+use crate::local_map::lattice_cell;
 use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
@@ -326,13 +327,22 @@ impl World<'_> {
             gap.length_squared() < radius * radius
                 && shape.distance(pos).is_ok_and(|d| d < radius - OVERLAP)
         };
-        // Statics are only looked at where the goal's map has an obstacle cell: an agent
-        // overlapped by a static shape stands on one (statics are written grown by the global
-        // inflation), and the lookup keeps the check off every other agent's step.
+        // Statics are only looked at where the agent's static raster (statics grown by its
+        // radius, patched as soon as a static obstacle is added) or the goal's map (grown by the
+        // global inflation, updated when its turn to be solved comes) has an obstacle cell: an
+        // agent overlapped by a static shape stands on one, and the lookups keep the check off
+        // every other agent's step.
         let geometry = goal.map.geometry();
         let cell = geometry.world_to_cell(pos);
-        let on_obstacle = geometry.contains_cell(cell)
-            && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Obstacle);
+        let key = raster_key(&agent.params.local_map, radius);
+        let lattice = lattice_cell(pos, agent.params.local_map.cell_size);
+        let on_obstacle = self
+            .rasters
+            .iter()
+            .find(|(k, _)| *k == key)
+            .is_some_and(|(_, raster)| raster.blocked(lattice))
+            || geometry.contains_cell(cell)
+                && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Obstacle);
         let mut extent: f64 = 0.0;
         for (shape, bounds) in self.moving.iter().map(|(s, b)| (s, b)).chain(
             on_obstacle
