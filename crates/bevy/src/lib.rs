@@ -43,7 +43,8 @@
 //!    shapes (stamped into local maps); [`CrowdAgent`]s register, change goals or style, leave.
 //! 2. **Guidance**: global maps waiting for a re-solve after an edit.
 //! 3. **Sensing**: each agent reads its global descent, picks its behaviour slot and (v, ε),
-//!    and stamps neighbours and obstacles into its local map.
+//!    and stamps neighbours and obstacles into its local map; one that an obstacle overlaps (a
+//!    moving one ran onto it, a static one was added over it) plans a step out of it instead.
 //! 4. **Relaxation**: the local maps, batched across SIMD lanes and threads.
 //! 5. **Decision**: heading rule and speed law on the local descent.
 //! 6. **Motion**: steps committed through the collision guard; [`AgentPlan`],
