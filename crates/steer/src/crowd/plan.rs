@@ -102,7 +102,7 @@ impl World<'_> {
         };
         // Overlapped by an obstacle that moved onto it or was added over it: its own cells are
         // obstacle in both maps, so neither gives it a way. It walks out first.
-        if let Some(step) = self.escape(agent, goal, flow_dir) {
+        if let Some(step) = self.escape(agent, goal, flow_dir, goal_centre) {
             return Prepared::Done(Plan {
                 displacement: step,
                 heading: step.normalize(),
@@ -317,10 +317,17 @@ impl World<'_> {
     /// and so on up to the overlapping obstacles' extent (at most [`MAX_ESCAPE_STEPS`]), for a
     /// point inside the goal's map where the agent's disc is clear of every obstacle; take the
     /// fewest steps and, among those directions, the one nearest the global map's descent (or
-    /// the goal, or the heading, where that is zero), and walk one full step that way. The
+    /// the direction to `goal_centre`, or the heading, where that is zero), and walk one full
+    /// step that way. The
     /// guard lets through a step that brings the agent closer to nothing. Where no probe is
     /// clear, it holds.
-    fn escape(&self, agent: &Agent, goal: &Goal, flow_dir: DVec2) -> Option<DVec2> {
+    fn escape(
+        &self,
+        agent: &Agent,
+        goal: &Goal,
+        flow_dir: DVec2,
+        goal_centre: DVec2,
+    ) -> Option<DVec2> {
         const DIRECTIONS: usize = 32;
         let pos = agent.position;
         let radius = agent.params.radius;
@@ -368,7 +375,8 @@ impl World<'_> {
                     .iter()
                     .all(|s| s.distance(q).is_ok_and(|d| d >= radius))
         };
-        let preferred = [flow_dir, goal.centre - pos, agent.heading, DVec2::X]
+        // (`goal_centre` is where the agent may look: a search's hidden target is not.)
+        let preferred = [flow_dir, goal_centre - pos, agent.heading, DVec2::X]
             .into_iter()
             .find_map(|d| d.try_normalize())
             .unwrap_or(DVec2::X);
