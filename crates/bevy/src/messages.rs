@@ -27,10 +27,14 @@ pub struct AgentReachedWaypoint {
 
 /// An agent gave up a target whose time limit ([`AgentGoals::time_limits`](crate::AgentGoals))
 /// ran out: it walks on to the next target, or, after the last, stops without arriving.
-#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Message, Debug, Clone, Copy, PartialEq)]
 pub struct AgentTimedOut {
-    /// The agent.
+    /// The agent. One that leaves after its last target
+    /// ([`ArrivalAction::Despawn`](crate::prelude::ArrivalAction)) and gave that target up is
+    /// despawned in the same step, so its entity is gone when the message is read.
     pub entity: Entity,
+    /// Where it stood after the step in which it gave the target up, in world units.
+    pub position: Vec2,
     /// Index of the target it gave up.
     pub target: usize,
 }

@@ -616,20 +616,21 @@ fn write_messages(
 ) {
     let world = &mut *world;
     let report = std::mem::take(&mut world.last_report);
-    for id in &report.arrived {
+    // Where an agent stands after the step: in the crowd, or where it left it.
+    let position_of = |world: &CrowdWorld, id: AgentId| {
         let crowd = world.crowd();
-        let position = crowd
-            .and_then(|c| c.agent(*id))
+        crowd
+            .and_then(|c| c.agent(id))
             .map(|a| a.position())
             .or_else(|| {
-                let left = report.removed.iter().find(|(r, _)| r == id);
+                let left = report.removed.iter().find(|(r, _)| *r == id);
                 left.map(|(_, p)| *p)
-            });
-        if let (Some(entity), Some(position)) = (world.entity(*id), position) {
-            arrived.write(AgentArrived {
-                entity,
-                position: position.as_vec2(),
-            });
+            })
+            .map(|p| p.as_vec2())
+    };
+    for id in &report.arrived {
+        if let (Some(entity), Some(position)) = (world.entity(*id), position_of(world, *id)) {
+            arrived.write(AgentArrived { entity, position });
         }
     }
     for id in &report.advanced {
@@ -643,9 +644,10 @@ fn write_messages(
         }
     }
     for (id, target) in &report.timed_out {
-        if let Some(entity) = world.entity(*id) {
+        if let (Some(entity), Some(position)) = (world.entity(*id), position_of(world, *id)) {
             timed_out.write(AgentTimedOut {
                 entity,
+                position,
                 target: *target,
             });
         }

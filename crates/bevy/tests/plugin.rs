@@ -639,6 +639,8 @@ fn a_last_target_out_of_time_stops_without_arriving_and_bad_limits_are_rejected(
     assert_eq!(state(&app, walker), AgentState::Arrived);
     let at = planned(&app, walker);
     assert!(at.x < 10.0, "stopped on the way: {at}");
+    // The message says where: it has stood there since.
+    assert_eq!(seen(&app).timed_out_at, vec![at]);
     let rejected: Vec<(Entity, SteerError)> = seen(&app).rejected.clone();
     assert!(matches!(
         rejected.iter().find(|(e, _)| *e == nan),

@@ -25,6 +25,8 @@ pub struct Seen {
     pub obstacles_rejected: Vec<(Entity, SteerError)>,
     pub waypoints: Vec<(Entity, usize)>,
     pub timed_out: Vec<(Entity, usize)>,
+    /// Where each agent of `timed_out` stood when it gave its target up.
+    pub timed_out_at: Vec<Vec2>,
     pub settings_rejected: Vec<SteerError>,
 }
 
@@ -52,8 +54,10 @@ fn collect(
         .extend(obstacles.read().map(|m| (m.entity, m.error.clone())));
     seen.waypoints
         .extend(waypoints.read().map(|m| (m.entity, m.next)));
-    seen.timed_out
-        .extend(timed_out.read().map(|m| (m.entity, m.target)));
+    for m in timed_out.read() {
+        seen.timed_out.push((m.entity, m.target));
+        seen.timed_out_at.push(m.position);
+    }
     seen.settings_rejected
         .extend(settings.read().map(|m| m.error.clone()));
 }
