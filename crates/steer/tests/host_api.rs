@@ -397,6 +397,7 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
         assert!(steps <= 6, "moving {moving}: out after {steps} steps");
         assert!(at.x > 1.5, "moving {moving}: out on the goal's side, {at}");
         assert!(r.arrived, "moving {moving}: arrived");
+        assert_eq!(r.stuck_or_unreachable, 0, "moving {moving}");
     }
 }
 

@@ -100,9 +100,11 @@ impl World<'_> {
         } else {
             pos + flow_dir
         };
+        let key = raster_key(&agent.params.local_map, agent.params.radius);
+        let static_raster = self.rasters.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
         // Overlapped by an obstacle that moved onto it or was added over it: its own cells are
         // obstacle in both maps, so neither gives it a way. It walks out first.
-        if let Some(step) = self.escape(agent, goal, flow_dir, goal_centre) {
+        if let Some(step) = self.escape(agent, goal, static_raster, flow_dir, goal_centre) {
             return Prepared::Done(Plan {
                 displacement: step,
                 heading: step.normalize(),
@@ -138,7 +140,6 @@ impl World<'_> {
         } else {
             stamp_reach
         };
-        let key = raster_key(&agent.params.local_map, agent.params.radius);
         let disc_raster = self.discs.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
         let Neighbours {
             discs: neighbours,
@@ -260,10 +261,10 @@ impl World<'_> {
         let local = &mut agent.local;
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();
-        match self.rasters.iter().find(|(k, _)| *k == key) {
+        match static_raster {
             // Counted into the disc raster: stamped with the discs below.
             Some(_) if disc_raster.is_some_and(DiscRaster::has_statics) => {}
-            Some((_, raster)) => {
+            Some(raster) => {
                 local.stamp_lattice(raster);
             }
             None => {
@@ -325,6 +326,7 @@ impl World<'_> {
         &self,
         agent: &Agent,
         goal: &Goal,
+        static_raster: Option<&StaticRaster>,
         flow_dir: DVec2,
         goal_centre: DVec2,
     ) -> Option<DVec2> {
@@ -337,19 +339,14 @@ impl World<'_> {
                 && shape.distance(pos).is_ok_and(|d| d < radius - OVERLAP)
         };
         // Statics are only looked at where the agent's static raster (statics grown by its
-        // radius, patched as soon as a static obstacle is added) or the goal's map (grown by the
-        // global inflation, updated when its turn to be solved comes) has an obstacle cell: an
-        // agent overlapped by a static shape stands on one, and the lookups keep the check off
-        // every other agent's step.
+        // radius, patched as soon as a static obstacle is added; a crowd of many radii or cell
+        // sizes may have none) or the goal's map (grown by the global inflation, updated when
+        // its turn to be solved comes) has an obstacle cell: an agent overlapped by a static
+        // shape stands on one, and the lookups keep the check off every other agent's step.
         let geometry = goal.map.geometry();
         let cell = geometry.world_to_cell(pos);
-        let key = raster_key(&agent.params.local_map, radius);
         let lattice = lattice_cell(pos, agent.params.local_map.cell_size);
-        let on_obstacle = self
-            .rasters
-            .iter()
-            .find(|(k, _)| *k == key)
-            .is_some_and(|(_, raster)| raster.blocked(lattice))
+        let on_obstacle = static_raster.is_some_and(|raster| raster.blocked(lattice))
             || geometry.contains_cell(cell)
                 && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Obstacle);
         let mut extent: f64 = 0.0;
