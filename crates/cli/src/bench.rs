@@ -40,7 +40,7 @@ use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 use crate::metrics::geodesic_fields;
 use crate::plot::outlines;
 use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
-use crate::{REJECTIONS_LISTED, Rejection};
+use crate::{Rejection, rejection_lines};
 
 /// Who steers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -884,7 +884,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
 /// The agents of each scenario that crowdfield's plugin did not register, as a Markdown list
 /// after a blank line (empty when it registered them all): regions too full to place them, and
 /// each rejected agent by its index in the file with the plugin's reason (the first
-/// [`REJECTIONS_LISTED`], then a count). The other steerings start from the agents the plugin
+/// [`REJECTIONS_LISTED`](crate::REJECTIONS_LISTED), then a count). The other steerings start from the agents the plugin
 /// registered, so the list says why their rows count fewer agents than crowdfield's.
 pub fn not_registered(rows: &[BenchRow]) -> String {
     let mut lines = Vec::new();
@@ -896,19 +896,11 @@ pub fn not_registered(rows: &[BenchRow]) -> String {
                 crate::counted(r.not_placed, "agent")
             ));
         }
-        for j in r.rejections.iter().take(REJECTIONS_LISTED) {
-            lines.push(format!(
-                "- {}: agent {} was rejected: {}",
-                r.scenario, j.agent, j.reason
-            ));
-        }
-        if r.rejections.len() > REJECTIONS_LISTED {
-            lines.push(format!(
-                "- {}: {} rejected (bench.json lists them all)",
-                r.scenario,
-                crate::counted(r.rejections.len() - REJECTIONS_LISTED, "more agent")
-            ));
-        }
+        lines.extend(
+            rejection_lines(&r.rejections, "bench.json")
+                .into_iter()
+                .map(|line| format!("- {}: {line}", r.scenario)),
+        );
     }
     if lines.is_empty() {
         return String::new();

@@ -31,7 +31,7 @@ pub use measure::{
 };
 pub use metrics::{
     AgentRecord, Metrics, OVERLAP_TOLERANCE, Outcome, PLE_STANDING, PLE_WALKING, REJECTIONS_LISTED,
-    Rejection, agents_csv, geodesic_distances,
+    Rejection, agents_csv, geodesic_distances, rejection_lines,
 };
 pub use plot::{SceneView, plot_field, plot_fundamental_diagram, plot_trajectories};
 

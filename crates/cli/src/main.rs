@@ -23,7 +23,7 @@ use crowdfield_cli::bench::{
 };
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, REJECTIONS_LISTED, RunOptions, Stop, counted, load, run_scenario_with_progress,
+    Metrics, RunOptions, Stop, counted, load, rejection_lines, run_scenario_with_progress,
     write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -288,20 +288,8 @@ fn not_walking(m: &Metrics) -> String {
 
 /// Tells on standard error which agents the plugin rejected and why (metrics.json lists all).
 fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
-    for r in m.rejections.iter().take(REJECTIONS_LISTED) {
-        eprintln!(
-            "{}: agent {} was rejected: {}",
-            scenario.display(),
-            r.agent,
-            r.reason
-        );
-    }
-    if m.rejections.len() > REJECTIONS_LISTED {
-        eprintln!(
-            "{}: {} rejected (metrics.json lists them all)",
-            scenario.display(),
-            counted(m.rejections.len() - REJECTIONS_LISTED, "more agent")
-        );
+    for line in rejection_lines(&m.rejections, "metrics.json") {
+        eprintln!("{}: {line}", scenario.display());
     }
 }
 

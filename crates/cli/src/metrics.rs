@@ -127,6 +127,23 @@ pub struct Rejection {
     pub reason: String,
 }
 
+/// What a report says of `rejections`: `agent 3 was rejected: REASON` for each of the first
+/// [`REJECTIONS_LISTED`], then `N more agents rejected (LISTED_IN lists them all)`.
+pub fn rejection_lines(rejections: &[Rejection], listed_in: &str) -> Vec<String> {
+    let mut lines: Vec<String> = rejections
+        .iter()
+        .take(REJECTIONS_LISTED)
+        .map(|r| format!("agent {} was rejected: {}", r.agent, r.reason))
+        .collect();
+    if rejections.len() > REJECTIONS_LISTED {
+        lines.push(format!(
+            "{} rejected ({listed_in} lists them all)",
+            crate::counted(rejections.len() - REJECTIONS_LISTED, "more agent")
+        ));
+    }
+    lines
+}
+
 /// How an agent's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Outcome {
