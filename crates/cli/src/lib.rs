@@ -91,8 +91,47 @@ pub struct Sample {
     pub agent: usize,
     /// Position, metres.
     pub position: Vec2,
-    /// State after the step; [`AgentState::Pending`] in the start row.
-    pub state: AgentState,
+    /// State after the step; [`RowState::Pending`] in the start row.
+    pub state: RowState,
+}
+
+/// An agent's state in a row of the trajectory table: the plugin's [`AgentState`] after the
+/// step, except in the step where a walker gives its last target up. The plugin stops such a
+/// walker as [`AgentState::Arrived`] (and says so in an [`AgentTimedOut`] message); its row
+/// reads [`RowState::TimedOut`], as its outcome in `agents.csv` does. Rejected agents have no
+/// rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowState {
+    /// The start row, before the agent's first step.
+    Pending,
+    /// Walking ([`AgentState::Moving`]).
+    Moving,
+    /// Stopped this step, to turn or held by the collision guard ([`AgentState::Waiting`]).
+    Waiting,
+    /// At its last goal, or, for one that leaves on arrival, where it left.
+    Arrived,
+    /// Gave its last target up when the target's time limit ran out (its last row).
+    TimedOut,
+    /// No progress for a while ([`AgentState::Stuck`]).
+    Stuck,
+    /// No route to its goal ([`AgentState::Unreachable`]).
+    Unreachable,
+}
+
+impl RowState {
+    /// The row state of an agent the plugin reports in `state`; `None` for
+    /// [`AgentState::Rejected`], which has no row.
+    pub fn from_agent(state: AgentState) -> Option<Self> {
+        Some(match state {
+            AgentState::Pending => Self::Pending,
+            AgentState::Moving => Self::Moving,
+            AgentState::Waiting => Self::Waiting,
+            AgentState::Arrived => Self::Arrived,
+            AgentState::Stuck => Self::Stuck,
+            AgentState::Unreachable => Self::Unreachable,
+            AgentState::Rejected => return None,
+        })
+    }
 }
 
 /// What a run produced.

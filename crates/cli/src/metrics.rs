@@ -14,8 +14,8 @@ use bevy_crowdfield::steer::{AgentId, Crowd, GoalId, SteerError};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::Sample;
 use crate::measure::{AreaReport, LineReport, Measurer, Observed};
+use crate::{RowState, Sample};
 
 /// SteerSuite's PLE effort rate per kilogram: e_s + e_w·|v|² with e_s = 2.23 J/(kg·s) and
 /// e_w = 1.26 J·s/(kg·m²) (anchors §C.1), for an agent of mass 1.
@@ -379,16 +379,19 @@ impl Recorder {
                 track.arrived_at = Some(step);
                 continue;
             };
-            if state == AgentState::Rejected {
+            let Some(mut row_state) = RowState::from_agent(state) else {
+                // Rejected: it has no rows.
                 track.rejected = true;
                 continue;
-            }
+            };
             track.unreachable = state == AgentState::Unreachable;
             let gave_up = track.id.is_some_and(|(id, goals)| {
                 timed_out.iter().any(|(a, g)| *a == id && g + 1 >= goals)
             });
             if gave_up {
+                // The plugin stops it as arrived; its row says why it stopped.
                 track.gave_up = true;
+                row_state = RowState::TimedOut;
             } else if state == AgentState::Arrived {
                 track.arrived_at = Some(step);
             } else {
@@ -428,7 +431,7 @@ impl Recorder {
                     step: step.saturating_sub(1),
                     agent: index,
                     position: previous.as_vec2(),
-                    state: AgentState::Pending,
+                    state: RowState::Pending,
                 });
             }
             track.last_exact = Some(p);
@@ -444,7 +447,7 @@ impl Recorder {
                 step,
                 agent: index,
                 position: p.as_vec2(),
-                state,
+                state: row_state,
             });
         }
         trajectories.append(&mut starts);

@@ -6,9 +6,10 @@ use std::process::Command;
 
 use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
-use bevy_crowdfield::prelude::AgentState;
 use bevy_crowdfield::scenario::Measurement;
-use crowdfield_cli::{Outcome, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv};
+use crowdfield_cli::{
+    Outcome, RowState, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv,
+};
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -87,14 +88,14 @@ fn the_corridor_runs_to_completion_without_overlaps() {
             .filter(|s| s.agent == agent)
             .collect();
         let start = rows[0];
-        assert_eq!((start.step, start.state), (0, AgentState::Pending));
+        assert_eq!((start.step, start.state), (0, RowState::Pending));
         // Drawn in its region: the first eight at the west end, the others at the east.
         let region = &corridor.regions[agent / 8];
         assert!(
             start.position.cmpge(region.min).all() && start.position.cmple(region.max).all(),
             "{start:?}"
         );
-        assert!(rows[1..].iter().all(|s| s.state != AgentState::Pending));
+        assert!(rows[1..].iter().all(|s| s.state != RowState::Pending));
         let length: f64 = rows
             .windows(2)
             .map(|w| f64::from(w[0].position.distance(w[1].position)))
@@ -107,7 +108,7 @@ fn the_corridor_runs_to_completion_without_overlaps() {
         );
         // Despawned on arrival: its last row is where it left, a step on from the row before.
         let last = rows.last().unwrap();
-        assert_eq!(last.state, AgentState::Arrived, "{last:?}");
+        assert_eq!(last.state, RowState::Arrived, "{last:?}");
         let before = rows[rows.len() - 2];
         assert!(
             last.position.distance(before.position) > 0.05,
@@ -711,16 +712,29 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
         "(\n  bounds: (min: (0, 0), max: (30, 6)),\n  agents: [\n    (position: (2, 3), goals: (targets: [Point((28, 3))], time_limits: [Some(3.0)])),\n    (position: (2, 5), goals: (targets: [Point((8, 5))])),\n  ],\n)",
     )
     .unwrap();
-    let m = run_scenario(
+    let output = run_scenario(
         &s,
         RunOptions {
             stop: Stop::UntilArrived { max_steps: 500 },
             seed: None,
             ..Default::default()
         },
-    )
-    .metrics;
+    );
+    let m = &output.metrics;
     assert_eq!((m.arrived, m.timed_out), (1, 1), "{m:?}");
+    // Each walker's last row says how it stopped: the plugin's state reads `Arrived` for both.
+    let last_row = |agent| {
+        *output
+            .trajectories
+            .iter()
+            .rfind(|r| r.agent == agent)
+            .unwrap()
+    };
+    // Three seconds of walking end far short of the target 26 m away.
+    let gave_up = last_row(0);
+    assert_eq!(gave_up.state, RowState::TimedOut, "{gave_up:?}");
+    assert!(gave_up.position.x < 12.0, "{gave_up:?}");
+    assert_eq!(last_row(1).state, RowState::Arrived);
     assert_eq!(m.arrival_fraction, 0.5);
     assert!(m.steps < 500, "{m:?}");
     // The bench's `CrowdStep` keeps the time limit as the plugin does (ORCA and seek ignore
