@@ -11,7 +11,7 @@
 //! Exit status: 0 on success, 1 when a run's outputs cannot be written, 2 when the scenario
 //! file (or the test case to convert) cannot be read or is invalid (nothing is written then).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -41,10 +41,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Read a scenario file and report the first problem with its line and column.
+    /// Read scenario files and report each file's first problem with its line and column; exit
+    /// with status 2 if any file has one.
     Validate {
-        /// A `.scenario.ron` or `.scenario.json` file.
-        scenario: PathBuf,
+        /// `.scenario.ron` or `.scenario.json` files.
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
     },
     /// Steer the same scenarios with crowdfield (through the plugin, and its crowd alone in the
     /// bench's loop), ORCA (dodgy_2d) and a seek baseline; write bench.md (the rows, ORCA's speed
@@ -169,6 +171,9 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
             }
         }
     }
+    if !usable_out(&out) {
+        return ExitCode::from(1);
+    }
     let bar = ProgressBar::new(loaded.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}]")
@@ -212,6 +217,46 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Whether `out` can hold the outputs: a folder, or a path not taken yet. Says why not on
+/// standard error, before a long run finds out.
+fn usable_out(out: &Path) -> bool {
+    if out.exists() && !out.is_dir() {
+        eprintln!(
+            "could not write to {}: it is a file, not a folder",
+            out.display()
+        );
+        return false;
+    }
+    true
+}
+
+/// Reads one scenario file: prints a summary line when it loads, its first problem (with line
+/// and column) otherwise. Returns whether it loaded.
+fn validate(scenario: &Path) -> bool {
+    match load(scenario) {
+        Ok(s) => {
+            let agents: usize = s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>();
+            println!(
+                "{}: ok ({}; {}, {}, {})",
+                scenario.display(),
+                if s.name.is_empty() {
+                    "unnamed"
+                } else {
+                    &s.name
+                },
+                counted(s.obstacles.len(), "obstacle"),
+                counted(agents, "agent"),
+                counted(s.measurements.len(), "measurement")
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("{}", located(scenario, &e));
+            false
+        }
+    }
 }
 
 fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> ExitCode {
@@ -295,7 +340,7 @@ fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
 
 /// A scenario file's error for standard error: `PATH:LINE:COLUMN: message` where the error has
 /// a position in the file, `PATH: message` otherwise.
-fn located(path: &std::path::Path, e: &ScenarioError) -> String {
+fn located(path: &Path, e: &ScenarioError) -> String {
     match e {
         ScenarioError::Parse { .. } => format!("{}:{e}", path.display()),
         _ => format!("{}: {e}", path.display()),
@@ -327,29 +372,22 @@ fn main() -> ExitCode {
             },
             out,
         ),
-        Command::Validate { scenario } => match load(&scenario) {
-            Ok(s) => {
-                let agents: usize =
-                    s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>();
-                println!(
-                    "{}: ok ({}; {}, {}, {})",
-                    scenario.display(),
-                    if s.name.is_empty() {
-                        "unnamed"
-                    } else {
-                        &s.name
-                    },
-                    counted(s.obstacles.len(), "obstacle"),
-                    counted(agents, "agent"),
-                    counted(s.measurements.len(), "measurement")
-                );
-                ExitCode::SUCCESS
+        Command::Validate { scenarios } => {
+            let mut failed = 0;
+            for scenario in &scenarios {
+                if !validate(scenario) {
+                    failed += 1;
+                }
             }
-            Err(e) => {
-                eprintln!("{}", located(&scenario, &e));
+            if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                if scenarios.len() > 1 {
+                    eprintln!("problems in {failed} of {} files", scenarios.len());
+                }
                 ExitCode::from(2)
             }
-        },
+        }
         Command::Run {
             scenario,
             steps,
@@ -368,6 +406,9 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if !usable_out(&out) {
+                return ExitCode::from(1);
+            }
             let stop = match steps {
                 Some(n) => Stop::Steps(n),
                 None => Stop::UntilArrived { max_steps },

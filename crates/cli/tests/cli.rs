@@ -184,6 +184,31 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
     let message = String::from_utf8_lossy(&checked.stderr);
     assert!(message.contains("bad.scenario.ron:3:"), "{message}");
 
+    // Several files at once: each good one is summed up, each bad one named, and the status
+    // says that one failed.
+    let both = Command::new(exe)
+        .arg("validate")
+        .arg(scenario("park"))
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stdout).contains(": ok (park;"));
+    let message = String::from_utf8_lossy(&both.stderr);
+    assert!(
+        message.contains("bad.scenario.ron:3:") && message.contains("problems in 1 of 2 files"),
+        "{message}"
+    );
+
+    // An output path that is a file is refused before the run.
+    let taken = dir.join("taken");
+    std::fs::write(&taken, "keep").unwrap();
+    let ran = run_file(&scenario("park"), &["--steps", "3"], &taken);
+    assert_eq!(ran.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&ran.stderr);
+    assert!(message.contains("it is a file, not a folder"), "{message}");
+    assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep");
+
     let out = dir.join("out");
     let ran = run_file(&bad, &[], &out);
     assert_eq!(ran.status.code(), Some(2));
