@@ -5,7 +5,8 @@
 //! arrivals, overlaps, path lengths and planner time, and, where the scenario names measurement
 //! areas and lines, fundamental diagrams and flows ([`measure`]). The `crowdfield` binary wraps
 //! it (`crowdfield run`, `validate`, `bench` and `convert`, the last through [`steersuite`]);
-//! tests call [`run_scenario`] directly.
+//! tests call [`run_scenario`] directly. Runs can be handed to PedPy for its own measurements
+//! ([`trajectories_pedpy`], [`geometry_wkt`]).
 //!
 //! Metrics follow the crowd-evaluation practice summarised in the project's research notes
 //! (SteerSuite-style counts): an overlap is a pair of agents whose discs intersect by more than
@@ -379,6 +380,68 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
     out
 }
 
+/// The trajectory table in the whitespace-separated text that PedPy's `load_trajectory` reads
+/// (columns `ID frame x/m y/m z/m`, one frame per planner step, the frame rate and unit in the
+/// `#` header): the same rows as [`trajectories_csv`], z = 0. PedPy then measures densities,
+/// speeds and flows from our runs with its own methods.
+pub fn trajectories_pedpy(samples: &[Sample], period: f64) -> String {
+    let mut out = format!(
+        "# crowdfield trajectories: each agent after each planner step, frame = step\n\
+         # framerate: {:.6} fps\n\
+         # ID frame x/m y/m z/m\n",
+        1.0 / period
+    );
+    for s in samples {
+        out.push_str(&format!(
+            "{} {} {:.4} {:.4} 0\n",
+            s.agent, s.step, s.position.x, s.position.y
+        ));
+    }
+    out
+}
+
+/// The run's geometry as two lines of WKT, for PedPy's `WalkableArea`: the world's bounds as a
+/// `POLYGON`, then its static obstacles as a `GEOMETRYCOLLECTION` of polygons (discs as
+/// 48-gons, segments and polylines as thin boxes, as the plots draw them), which may overlap.
+/// The walkable area is the first minus the union of the second.
+pub fn geometry_wkt(scene: &SceneView) -> String {
+    let ring = |points: &[bevy::math::DVec2]| {
+        let mut text: Vec<String> = points.iter().map(|p| format!("{} {}", p.x, p.y)).collect();
+        if let Some(first) = points.first() {
+            text.push(format!("{} {}", first.x, first.y));
+        }
+        format!("(({}))", text.join(", "))
+    };
+    let (min, max) = (scene.min, scene.max);
+    let bounds = ring(&[
+        min,
+        bevy::math::DVec2::new(max.x, min.y),
+        max,
+        bevy::math::DVec2::new(min.x, max.y),
+    ]);
+    let obstacles: Vec<String> = scene
+        .statics
+        .iter()
+        .flat_map(plot::outlines)
+        .filter(|o| o.len() >= 3)
+        .map(|o| format!("POLYGON {}", ring(&o)))
+        .collect();
+    let obstacles = if obstacles.is_empty() {
+        "GEOMETRYCOLLECTION EMPTY".to_string()
+    } else {
+        format!("GEOMETRYCOLLECTION ({})", obstacles.join(", "))
+    };
+    format!("POLYGON {bounds}\n{obstacles}\n")
+}
+
+/// What [`write_outputs`] writes besides the files every run has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputOptions {
+    /// Also write `trajectories.txt` and `geometry.wkt`, the trajectories and the walkable
+    /// area for PedPy ([`trajectories_pedpy`], [`geometry_wkt`]).
+    pub pedpy: bool,
+}
+
 /// The file of the field plot of the `k`-th goal (from 0): `field.png` for the first,
 /// `field-1.png`, `field-2.png`, … for the others.
 pub fn field_plot_name(k: usize) -> String {
@@ -395,8 +458,12 @@ pub fn field_plot_name(k: usize) -> String {
 /// missing). Each file is written under a temporary name and renamed once all are complete, so
 /// a failed run never leaves a half-written file behind; then the files of these kinds an
 /// earlier run left in `dir` and this one did not write (more field plots, a diagram) are
-/// removed, so that every output in `dir` is this run's.
-pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
+/// removed, so that every output in `dir` is this run's. `options` adds the files for PedPy.
+pub fn write_outputs(
+    dir: &Path,
+    output: &RunOutput,
+    options: OutputOptions,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut plots = vec![(
         "trajectories.png".to_string(),
@@ -437,6 +504,13 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> std::io::Result<()> {
     ];
     if !output.metrics.areas.is_empty() {
         files.push(("measurements.csv", measurements_csv(&output.metrics.areas)));
+    }
+    if options.pedpy {
+        files.push((
+            "trajectories.txt",
+            trajectories_pedpy(&output.trajectories, output.metrics.planner_period_s),
+        ));
+        files.push(("geometry.wkt", geometry_wkt(&output.scene)));
     }
     let mut written = Vec::new();
     for (name, text) in &files {
@@ -481,13 +555,58 @@ fn is_run_output(name: &str) -> bool {
         .and_then(|n| n.strip_suffix(".png"));
     matches!(
         name,
-        "field.png" | "fundamental_diagram.png" | "measurements.csv"
+        "field.png"
+            | "fundamental_diagram.png"
+            | "measurements.csv"
+            | "trajectories.txt"
+            | "geometry.wkt"
     ) || field_plot.is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::counted;
+    use super::*;
+    use bevy::math::DVec2;
+    use bevy_crowdfield::field::Shape;
+
+    /// The geometry for PedPy: closed rings, the bounds first, the obstacles as a collection
+    /// (an empty one without obstacles).
+    #[test]
+    fn geometry_is_written_as_closed_wkt_rings() {
+        let mut scene = SceneView {
+            min: DVec2::ZERO,
+            max: DVec2::new(4.0, 2.0),
+            statics: Vec::new(),
+            goals: Vec::new(),
+            measurements: Vec::new(),
+        };
+        assert_eq!(
+            geometry_wkt(&scene),
+            "POLYGON ((0 0, 4 0, 4 2, 0 2, 0 0))\nGEOMETRYCOLLECTION EMPTY\n"
+        );
+        scene.statics = vec![
+            Shape::Aabb {
+                min: DVec2::new(1.0, 0.5),
+                max: DVec2::new(1.5, 1.0),
+            },
+            Shape::Disc {
+                centre: DVec2::new(3.0, 1.0),
+                radius: 0.5,
+            },
+        ];
+        let text = geometry_wkt(&scene);
+        let obstacles = text.lines().nth(1).unwrap();
+        assert!(
+            obstacles.starts_with(
+                "GEOMETRYCOLLECTION (POLYGON ((1 0.5, 1.5 0.5, 1.5 1, 1 1, 1 0.5)), POLYGON ((3.5 1, "
+            ),
+            "{obstacles}"
+        );
+        // The disc's ring: 48 corners and the first again.
+        let disc = obstacles.split("POLYGON").nth(2).unwrap();
+        assert_eq!(disc.matches(',').count(), 48, "{disc}");
+        assert!(disc.ends_with("3.5 1)))"), "{disc}");
+    }
 
     /// Counts take the plural except for one.
     #[test]

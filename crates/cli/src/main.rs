@@ -23,8 +23,8 @@ use crowdfield_cli::bench::{
 };
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, RunOptions, Stop, counted, load, rejection_lines, run_scenario_with_progress,
-    write_outputs,
+    Metrics, OutputOptions, RunOptions, Stop, counted, load, rejection_lines,
+    run_scenario_with_progress, write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -125,6 +125,12 @@ enum Command {
         /// the first, `field-1.png`, `field-2.png`, … for the others (0: none).
         #[arg(long, default_value_t = 1)]
         field_plots: u16,
+        /// Also write `trajectories.txt`, the trajectories as PedPy's `load_trajectory` reads
+        /// them (`ID frame x/m y/m z/m`, frame rate in the header), and `geometry.wkt`, the
+        /// world's bounds and static obstacles for PedPy's walkable area
+        /// (`scripts/pedpy_check.py` measures a run with them).
+        #[arg(long)]
+        pedpy: bool,
     },
 }
 
@@ -398,6 +404,7 @@ fn main() -> ExitCode {
             threads,
             worker_spin_us,
             field_plots,
+            pedpy,
         } => {
             let loaded = match load(&scenario) {
                 Ok(s) => s,
@@ -446,7 +453,7 @@ fn main() -> ExitCode {
                 })
             });
             bar.finish_and_clear();
-            if let Err(e) = write_outputs(&out, &output) {
+            if let Err(e) = write_outputs(&out, &output, OutputOptions { pedpy }) {
                 eprintln!("could not write to {}: {e}", out.display());
                 return ExitCode::from(1);
             }

@@ -354,13 +354,27 @@ impl Recorder {
                 .agent_id(*entity)
                 .and_then(|id| crowd.agent(id).map(|a| (id, a)));
             if track.arrived_at.is_some() || track.rejected || track.gave_up {
-                // Done in an earlier step; one that stopped still stands in the crowd.
+                // Done in an earlier step; one that stopped still stands in the crowd, and has
+                // a row where it stands, as the measurements count it.
                 if let Some((_, agent)) = agent {
                     discs.push((agent.position(), agent.params().radius));
                     observed.push(Observed {
                         previous: agent.position(),
                         position: agent.position(),
                     });
+                    let state = if track.gave_up {
+                        Some(RowState::TimedOut)
+                    } else {
+                        states.get(entity).copied().and_then(RowState::from_agent)
+                    };
+                    if let Some(state) = state {
+                        samples.push(Sample {
+                            step,
+                            agent: index,
+                            position: agent.position().as_vec2(),
+                            state,
+                        });
+                    }
                 }
                 continue;
             }

@@ -275,6 +275,31 @@ fn the_binary_validates_runs_and_refuses_bad_files_without_writing() {
         .filter(|e| e.file_name().to_string_lossy().contains("partial"))
         .collect();
     assert!(leftovers.is_empty());
+    // With `--pedpy`, the same rows for PedPy and the geometry; a later run without it in the
+    // same folder leaves neither behind.
+    let out = dir.join("pedpy");
+    let ran = run_file(&scenario("corridor"), &["--steps", "3", "--pedpy"], &out);
+    assert!(ran.status.success(), "{ran:?}");
+    let text = std::fs::read_to_string(out.join("trajectories.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].starts_with("# framerate: 3.5") && lines[2].contains("x/m"));
+    assert_eq!(lines.len(), 3 + 16 * 4);
+    let first: Vec<&str> = lines[3].split(' ').collect();
+    assert_eq!(
+        (first[0], first[1], first.len()),
+        ("0", "0", 5),
+        "{first:?}"
+    );
+    let csv_first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!((first[2], first[3]), (csv_first[3], csv_first[4]));
+    let geometry = std::fs::read_to_string(out.join("geometry.wkt")).unwrap();
+    let geometry: Vec<&str> = geometry.lines().collect();
+    assert!(geometry[0].starts_with("POLYGON (("), "{geometry:?}");
+    assert_eq!(geometry[1].matches("POLYGON ((").count(), 2, "{geometry:?}");
+    let ran = run_file(&scenario("corridor"), &["--steps", "1"], &out);
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(!out.join("trajectories.txt").exists() && !out.join("geometry.wkt").exists());
+
     // One field plot by default; the corridor's two goals give two when asked for more, and
     // none when asked for none.
     assert!(!out.join("field-1.png").exists());
@@ -760,6 +785,8 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
     assert_eq!(gave_up.state, RowState::TimedOut, "{gave_up:?}");
     assert!(gave_up.position.x < 12.0, "{gave_up:?}");
     assert_eq!(last_row(1).state, RowState::Arrived);
+    // Both still stand in the world when the run ends, and so have a row at its last step.
+    assert_eq!((gave_up.step, last_row(1).step), (m.steps, m.steps));
     assert_eq!(m.arrival_fraction, 0.5);
     assert!(m.steps < 500, "{m:?}");
     // The bench's `CrowdStep` keeps the time limit as the plugin does (ORCA and seek ignore
