@@ -338,7 +338,7 @@ fn not_walking(m: &Metrics) -> String {
 }
 
 /// Tells on standard error which agents the plugin rejected and why (metrics.json lists all).
-fn report_rejections(scenario: &std::path::Path, m: &Metrics) {
+fn report_rejections(scenario: &Path, m: &Metrics) {
     for line in rejection_lines(&m.rejections, "metrics.json") {
         eprintln!("{}: {line}", scenario.display());
     }
