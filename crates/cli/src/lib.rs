@@ -19,6 +19,7 @@ mod metrics;
 pub mod plot;
 pub mod steersuite;
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -365,19 +366,31 @@ pub fn run_scenario_with_progress(
 
 /// The trajectory table as CSV: `step,time_s,agent,x,y,state`.
 pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
-    let mut out = String::from("step,time_s,agent,x,y,state\n");
+    let mut out = Vec::new();
+    write_trajectories_csv(&mut out, samples, period).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("the table is ASCII")
+}
+
+/// Writes [`trajectories_csv`]'s table to `w` row by row, without holding it in memory.
+pub fn write_trajectories_csv(
+    w: &mut dyn Write,
+    samples: &[Sample],
+    period: f64,
+) -> std::io::Result<()> {
+    w.write_all(b"step,time_s,agent,x,y,state\n")?;
     for s in samples {
-        out.push_str(&format!(
-            "{},{:.4},{},{:.4},{:.4},{:?}\n",
+        writeln!(
+            w,
+            "{},{:.4},{},{:.4},{:.4},{:?}",
             s.step,
             s.step as f64 * period,
             s.agent,
             s.position.x,
             s.position.y,
             s.state
-        ));
+        )?;
     }
-    out
+    Ok(())
 }
 
 /// The trajectory table in the whitespace-separated text that PedPy's `load_trajectory` reads
@@ -385,19 +398,32 @@ pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
 /// `#` header): the same rows as [`trajectories_csv`], z = 0. PedPy then measures densities,
 /// speeds and flows from our runs with its own methods.
 pub fn trajectories_pedpy(samples: &[Sample], period: f64) -> String {
-    let mut out = format!(
+    let mut out = Vec::new();
+    write_trajectories_pedpy(&mut out, samples, period).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("the table is ASCII")
+}
+
+/// Writes [`trajectories_pedpy`]'s text to `w` row by row, without holding it in memory.
+pub fn write_trajectories_pedpy(
+    w: &mut dyn Write,
+    samples: &[Sample],
+    period: f64,
+) -> std::io::Result<()> {
+    write!(
+        w,
         "# crowdfield trajectories: each agent after each planner step, frame = step\n\
          # framerate: {:.6} fps\n\
          # ID frame x/m y/m z/m\n",
         1.0 / period
-    );
+    )?;
     for s in samples {
-        out.push_str(&format!(
-            "{} {} {:.4} {:.4} 0\n",
+        writeln!(
+            w,
+            "{} {} {:.4} {:.4} 0",
             s.agent, s.step, s.position.x, s.position.y
-        ));
+        )?;
     }
-    out
+    Ok(())
 }
 
 /// The run's geometry as two lines of WKT, for PedPy's `WalkableArea`: the world's bounds as a
@@ -491,31 +517,53 @@ pub fn write_outputs(
         }
         return Err(std::io::Error::other(e));
     }
-    let mut files = vec![
+    // Each file is written through a buffer straight from the run's data: the trajectory
+    // tables of a long run are larger than the memory they would take as text.
+    type Contents<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + 'a>;
+    let period = output.metrics.planner_period_s;
+    let mut files: Vec<(&str, Contents)> = vec![
         (
             "trajectories.csv",
-            trajectories_csv(&output.trajectories, output.metrics.planner_period_s),
+            Box::new(|w| write_trajectories_csv(w, &output.trajectories, period)),
         ),
-        ("agents.csv", agents_csv(&output.agents)),
+        (
+            "agents.csv",
+            Box::new(|w| w.write_all(agents_csv(&output.agents).as_bytes())),
+        ),
         (
             "metrics.json",
-            serde_json::to_string_pretty(&output.metrics).map_err(std::io::Error::other)?,
+            Box::new(|w| {
+                serde_json::to_writer_pretty(&mut *w, &output.metrics)
+                    .map_err(std::io::Error::other)?;
+                w.write_all(b"\n")
+            }),
         ),
     ];
     if !output.metrics.areas.is_empty() {
-        files.push(("measurements.csv", measurements_csv(&output.metrics.areas)));
+        files.push((
+            "measurements.csv",
+            Box::new(|w| w.write_all(measurements_csv(&output.metrics.areas).as_bytes())),
+        ));
     }
     if options.pedpy {
         files.push((
             "trajectories.txt",
-            trajectories_pedpy(&output.trajectories, output.metrics.planner_period_s),
+            Box::new(|w| write_trajectories_pedpy(w, &output.trajectories, period)),
         ));
-        files.push(("geometry.wkt", geometry_wkt(&output.scene)));
+        files.push((
+            "geometry.wkt",
+            Box::new(|w| w.write_all(geometry_wkt(&output.scene).as_bytes())),
+        ));
     }
     let mut written = Vec::new();
-    for (name, text) in &files {
+    for (name, contents) in &files {
         let tmp = dir.join(format!(".{name}.partial"));
-        if let Err(e) = std::fs::write(&tmp, text) {
+        let result = std::fs::File::create(&tmp).and_then(|file| {
+            let mut w = std::io::BufWriter::new(file);
+            contents(&mut w)?;
+            w.flush()
+        });
+        if let Err(e) = result {
             for t in written {
                 let _ = std::fs::remove_file(t);
             }
