@@ -4,9 +4,12 @@
     pip install pedpy
     crowdfield run assets/scenarios/bottleneck.scenario.ron --pedpy --out out/bottleneck
     scripts/pedpy_check.py out/bottleneck
+    crowdfield bench assets/scenarios/bottleneck.scenario.ron --repeat 1 --pedpy --out out/bench
+    scripts/pedpy_check.py out/bench/pedpy/bottleneck-Orca
 
 Reads `trajectories.txt`, `geometry.wkt` (the walkable area: the world's bounds minus the union
-of its static obstacles) and `metrics.json` from the folder. For each measurement area of the
+of its static obstacles) and `metrics.json` (from `run`; `row.json`, the bench's row, from
+`bench`) from the folder. For each measurement area of the
 run, PedPy's Voronoi density (cells cut off at 1 m, as ours) averaged over the steps after the
 first where a cell reaches the area, and the highest, beside `metrics.json`'s; PedPy's Voronoi
 speed is printed too, though it differs from ours by method (PedPy's speeds are central
@@ -40,13 +43,20 @@ def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = pathlib.Path(sys.argv[1])
-    for name in ("trajectories.txt", "geometry.wkt", "metrics.json"):
-        if not (out / name).is_file():
-            sys.exit(f"{out / name} is missing: run `crowdfield run SCENARIO --pedpy --out {out}`")
-    metrics = json.loads((out / "metrics.json").read_text())
+    ours = out / "metrics.json" if (out / "metrics.json").is_file() else out / "row.json"
+    for path in (out / "trajectories.txt", out / "geometry.wkt", ours):
+        if not path.is_file():
+            sys.exit(f"{path} is missing: run `crowdfield run SCENARIO --pedpy --out {out}`")
+    metrics = json.loads(ours.read_text())
+    metrics.setdefault("areas", [])
+    metrics.setdefault("lines", [])
     traj = pedpy.load_trajectory(trajectory_file=out / "trajectories.txt")
     walkable = walkable_area(out / "geometry.wkt")
-    print(f"{metrics['scenario']}: {metrics['steps']} steps, {traj.frame_rate:g} frames per second")
+    steering = f" ({metrics['steering']})" if "steering" in metrics else ""
+    print(
+        f"{metrics['scenario']}{steering}: {metrics['steps']} steps, "
+        f"{traj.frame_rate:g} frames per second"
+    )
     if not metrics["areas"] and not metrics["lines"]:
         print("no measurement areas or lines in this run")
         return

@@ -38,8 +38,8 @@ use serde::Serialize;
 
 use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 use crate::metrics::geodesic_fields;
-use crate::plot::outlines;
-use crate::{OVERLAP_TOLERANCE, RunOptions, Stop, run_scenario};
+use crate::plot::{SceneView, outlines};
+use crate::{OVERLAP_TOLERANCE, RowState, RunOptions, Sample, Stop, run_scenario};
 use crate::{Rejection, rejection_lines};
 
 /// Who steers.
@@ -102,6 +102,24 @@ pub struct BenchRow {
     /// agents either).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rejections: Vec<Rejection>,
+    /// The first run's trajectories, when [`BenchOptions::keep_trajectories`] asks for them
+    /// (not in `bench.json`).
+    #[serde(skip)]
+    pub recording: Option<Box<Recording>>,
+}
+
+/// A bench run's trajectories and geometry, for PedPy ([`crate::write_trajectories_pedpy`],
+/// [`crate::geometry_wkt`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    /// Every agent in the world after every step, its start at step 0. Crowdfield's rows
+    /// number the agents by their index in the scenario, the other steerings' by their order
+    /// in the crowd the plugin registered.
+    pub trajectories: Vec<Sample>,
+    /// Seconds per planner step.
+    pub planner_period_s: f64,
+    /// The world, its static obstacles and goals.
+    pub scene: SceneView,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -122,6 +140,8 @@ pub struct BenchOptions {
     /// Crowdfield's [`RunOptions::worker_spin`] (zero by default; docs/performance.md, *Two
     /// threads*, says what it did to ORCA's runs after it on our VM).
     pub worker_spin: Duration,
+    /// Keep each steering's first run's trajectories in [`BenchRow::recording`].
+    pub keep_trajectories: bool,
 }
 
 impl Default for BenchOptions {
@@ -131,6 +151,7 @@ impl Default for BenchOptions {
             threads: 2,
             repeats: 3,
             worker_spin: Duration::ZERO,
+            keep_trajectories: false,
         }
     }
 }
@@ -156,16 +177,25 @@ pub fn bench_scenario(
             geodesic_fields(crowd, goals.collect::<Vec<_>>())
         });
         let mut runs: Vec<Vec<BenchRow>> = Vec::new();
-        for _ in 0..options.repeats.max(1) {
+        for repeat in 0..options.repeats.max(1) {
+            let keep = options.keep_trajectories && repeat == 0;
             let mut round = vec![crowdfield_row(
                 scenario,
                 options.max_steps,
                 options.worker_spin,
+                keep,
             )];
             if let (Some((crowd, period)), Some(geodesics)) = (&start, &geodesics) {
                 for steering in [Steering::CrowdStep, Steering::Orca, Steering::Seek] {
                     let mut sim = Baseline::new(crowd, geodesics, *period, steering);
-                    round.push(sim.run(scenario, options.max_steps));
+                    let mut row = sim.run(scenario, options.max_steps, keep);
+                    // The same world as the plugin's run.
+                    if let (Some(recording), Some(first)) =
+                        (row.recording.as_mut(), round[0].recording.as_ref())
+                    {
+                        recording.scene = first.scene.clone();
+                    }
+                    round.push(row);
                 }
             }
             for (k, row) in round.into_iter().enumerate() {
@@ -251,16 +281,7 @@ pub fn write_fundamental_diagrams(
             } else {
                 area.name.clone()
             };
-            let name: String = format!("{scenario}-{label}")
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
+            let name = file_stem(&format!("{scenario}-{label}"));
             // Names that differ only in characters a file name cannot hold get the area's
             // index as well (again, until the name is new), so that no diagram overwrites
             // another.
@@ -278,6 +299,55 @@ pub fn write_fundamental_diagrams(
     Ok(written)
 }
 
+/// `name` with every character other than ASCII letters, digits and `-` replaced by `-`.
+fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Writes each row's [`Recording`] for PedPy into `dir/<scenario>-<steering>/` (the scenario's
+/// name as [`write_fundamental_diagrams`] spells it, the steering as in the table):
+/// `trajectories.txt`, `geometry.wkt` and `row.json` (the row as in `bench.json`, whose areas
+/// and lines `scripts/pedpy_check.py` reads as it reads a run's `metrics.json`). Rows without a
+/// recording are skipped. Returns the folders written.
+pub fn write_recordings(
+    dir: &std::path::Path,
+    rows: &[BenchRow],
+) -> std::io::Result<Vec<std::path::PathBuf>> {
+    use std::io::Write;
+    let mut written = Vec::new();
+    for row in rows {
+        let Some(recording) = &row.recording else {
+            continue;
+        };
+        let folder = dir.join(file_stem(&format!("{}-{:?}", row.scenario, row.steering)));
+        std::fs::create_dir_all(&folder)?;
+        let mut w =
+            std::io::BufWriter::new(std::fs::File::create(folder.join("trajectories.txt"))?);
+        crate::write_trajectories_pedpy(
+            &mut w,
+            &recording.trajectories,
+            recording.planner_period_s,
+        )?;
+        w.flush()?;
+        std::fs::write(
+            folder.join("geometry.wkt"),
+            crate::geometry_wkt(&recording.scene),
+        )?;
+        let json = serde_json::to_string_pretty(row).map_err(std::io::Error::other)?;
+        std::fs::write(folder.join("row.json"), json + "\n")?;
+        written.push(folder);
+    }
+    Ok(written)
+}
+
 /// The middle of sorted `values` (the mean of the two middle ones for an even count).
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -288,8 +358,13 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 /// One crowdfield run through the plugin.
-fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) -> BenchRow {
-    let output = run_scenario(
+fn crowdfield_row(
+    scenario: &Scenario,
+    max_steps: u64,
+    worker_spin: Duration,
+    keep: bool,
+) -> BenchRow {
+    let mut output = run_scenario(
         scenario,
         RunOptions {
             stop: Stop::UntilArrived { max_steps },
@@ -317,6 +392,13 @@ fn crowdfield_row(scenario: &Scenario, max_steps: u64, worker_spin: Duration) ->
         lines: m.lines.clone(),
         not_placed: m.not_placed,
         rejections: m.rejections.clone(),
+        recording: keep.then(|| {
+            Box::new(Recording {
+                trajectories: std::mem::take(&mut output.trajectories),
+                planner_period_s: m.planner_period_s,
+                scene: output.scene.clone(),
+            })
+        }),
     }
 }
 
@@ -432,8 +514,24 @@ impl<'a> Baseline<'a> {
         }
     }
 
-    fn run(&mut self, scenario: &Scenario, max_steps: u64) -> BenchRow {
+    fn run(&mut self, scenario: &Scenario, max_steps: u64, keep: bool) -> BenchRow {
         let mut measurer = Measurer::for_scenario(scenario, self.period);
+        // With `keep`, every walker in the world after every step, from its start.
+        let mut trajectories: Vec<Sample> = Vec::new();
+        if keep {
+            trajectories.extend(
+                self.walkers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, w)| !w.gone)
+                    .map(|(agent, w)| Sample {
+                        step: 0,
+                        agent,
+                        position: w.position.as_vec2(),
+                        state: RowState::Pending,
+                    }),
+            );
+        }
         let mut seconds = 0.0;
         let mut agent_steps = 0u64;
         let (mut overlaps, mut overlap_max, mut wall_overlaps) = (0usize, 0.0f64, 0usize);
@@ -475,6 +573,24 @@ impl<'a> Baseline<'a> {
                 })
                 .collect();
             measurer.observe(step, &observed);
+            if keep {
+                for (agent, (w, b)) in self.walkers.iter().zip(&before).enumerate() {
+                    if b.is_some() {
+                        trajectories.push(Sample {
+                            step,
+                            agent,
+                            position: w.position.as_vec2(),
+                            state: if w.gave_up {
+                                RowState::TimedOut
+                            } else if w.arrived.is_some() {
+                                RowState::Arrived
+                            } else {
+                                RowState::Moving
+                            },
+                        });
+                    }
+                }
+            }
             let (n, deepest, walls) = self.overlaps();
             overlaps += n;
             overlap_max = overlap_max.max(deepest);
@@ -508,6 +624,14 @@ impl<'a> Baseline<'a> {
             lines,
             not_placed: 0,
             rejections: Vec::new(),
+            recording: keep.then(|| {
+                Box::new(Recording {
+                    trajectories,
+                    planner_period_s: self.period,
+                    // The bench puts the plugin's scene here.
+                    scene: SceneView::default(),
+                })
+            }),
         }
     }
 
@@ -999,6 +1123,7 @@ mod tests {
             lines: Vec::new(),
             not_placed: 0,
             rejections: Vec::new(),
+            recording: None,
         };
         let faster = BenchRow {
             agent_steps_per_s: 2.0,
@@ -1070,6 +1195,7 @@ mod tests {
             lines: Vec::new(),
             not_placed: 0,
             rejections: Vec::new(),
+            recording: None,
         }
     }
 

@@ -20,6 +20,7 @@ use bevy_crowdfield::field::Coverage;
 use clap::{Parser, Subcommand};
 use crowdfield_cli::bench::{
     BenchOptions, BenchRow, bench_scenario, markdown, not_registered, write_fundamental_diagrams,
+    write_recordings,
 };
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
@@ -73,6 +74,11 @@ enum Command {
         /// after it (docs/performance.md, *Two threads*).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
         worker_spin_us: u64,
+        /// Also write each steering's first run for PedPy, into `OUT/pedpy/SCENARIO-STEERING/`:
+        /// `trajectories.txt`, `geometry.wkt` and `row.json` (`scripts/pedpy_check.py` measures
+        /// each folder).
+        #[arg(long)]
+        pedpy: bool,
     },
     /// Convert a SteerSuite test case (SteerBench XML) into a scenario file; what is dropped or
     /// approximated is listed on standard error.
@@ -217,7 +223,8 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, out: PathBuf) -> ExitCo
             write_fundamental_diagrams(&out, &rows)
                 .map(|_| ())
                 .map_err(std::io::Error::other)
-        });
+        })
+        .and_then(|()| write_recordings(&out.join("pedpy"), &rows).map(|_| ()));
     if let Err(e) = written {
         eprintln!("could not write to {}: {e}", out.display());
         return ExitCode::from(1);
@@ -368,6 +375,7 @@ fn main() -> ExitCode {
             repeat,
             out,
             worker_spin_us,
+            pedpy,
         } => bench(
             scenarios,
             BenchOptions {
@@ -375,6 +383,7 @@ fn main() -> ExitCode {
                 threads: usize::from(threads),
                 repeats: repeat as usize,
                 worker_spin: Duration::from_micros(worker_spin_us),
+                keep_trajectories: pedpy,
             },
             out,
         ),

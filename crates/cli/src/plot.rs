@@ -16,7 +16,7 @@ use crate::Sample;
 use crate::measure::{AreaReport, weidmann_speed};
 
 /// What a plot draws besides the data: the world rectangle, its static obstacles and the goals.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SceneView {
     /// Lower-left corner of the world.
     pub min: DVec2,

@@ -581,6 +581,7 @@ fn the_bench_steers_a_scenario_four_ways() {
         max_steps: 600,
         threads: 2,
         repeats: 2,
+        keep_trajectories: true,
         ..Default::default()
     };
     let rows = crowdfield_cli::bench::bench_scenario(&s, options).unwrap();
@@ -628,6 +629,42 @@ fn the_bench_steers_a_scenario_four_ways() {
         crowd.path_length_ratio.unwrap(),
     );
     assert!((a - b).abs() < 1e-4, "{a} against {b}");
+    // The kept trajectories say the same, step by step (the two number the agents
+    // differently), and every steering starts where the plugin's agents started, in its world.
+    fn recorded(r: &BenchRow) -> &crowdfield_cli::bench::Recording {
+        r.recording.as_ref().expect("kept")
+    }
+    let at = |r: &BenchRow, step: u64| {
+        let mut p: Vec<(u32, u32)> = recorded(r)
+            .trajectories
+            .iter()
+            .filter(|t| t.step == step)
+            .map(|t| (t.position.x.to_bits(), t.position.y.to_bits()))
+            .collect();
+        p.sort_unstable();
+        p
+    };
+    for step in [0, 1, 2, plugin.steps / 2, plugin.steps] {
+        assert_eq!(at(plugin, step), at(crowd, step), "step {step}");
+    }
+    for r in &rows[2..] {
+        assert_eq!(at(r, 0), at(plugin, 0), "{:?}", r.steering);
+        assert_eq!(recorded(r).scene, recorded(plugin).scene);
+        assert!(recorded(r).scene.max.x > 0.0);
+    }
+    let dir = scratch("bench_recordings");
+    let folders = crowdfield_cli::bench::write_recordings(&dir, &rows).unwrap();
+    assert_eq!(folders.len(), 4);
+    assert!(folders[2].ends_with("crossing-Orca"), "{folders:?}");
+    for folder in &folders {
+        let row: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(folder.join("row.json")).unwrap())
+                .unwrap();
+        assert_eq!(row["lines"][0]["name"], "east");
+        let text = std::fs::read_to_string(folder.join("trajectories.txt")).unwrap();
+        assert!(text.starts_with("# crowdfield trajectories"));
+        assert!(folder.join("geometry.wkt").is_file());
+    }
     for r in &rows {
         assert_eq!(r.agents, 24, "{r:?}");
         assert!(r.agent_steps_per_s > 0.0, "{r:?}");
