@@ -85,6 +85,10 @@ def main() -> None:
             measurement_area=area,
         )
         occupied_speed = speed.loc[occupied.index.intersection(speed.index)]["speed"]
+        if occupied.empty:
+            print(f"  area {a['name']!r}: no step after the first where a cell reaches it "
+                  f"(ours {a['occupied_steps']})")
+            continue
         print(
             f"  area {a['name']!r}: Voronoi density mean {occupied.mean():.3f} / max "
             f"{occupied.max():.3f} per m² over {len(occupied)} steps (ours "

@@ -316,7 +316,8 @@ fn file_stem(name: &str) -> String {
 /// name as [`write_fundamental_diagrams`] spells it, the steering as in the table):
 /// `trajectories.txt`, `geometry.wkt` and `row.json` (the row as in `bench.json`, whose areas
 /// and lines `scripts/pedpy_check.py` reads as it reads a run's `metrics.json`). Rows without a
-/// recording are skipped. Returns the folders written.
+/// recording are skipped; a folder name already written in this call (a scenario benched
+/// twice) gets `-2`, `-3`, … so that no run overwrites another. Returns the folders written.
 pub fn write_recordings(
     dir: &std::path::Path,
     rows: &[BenchRow],
@@ -327,7 +328,13 @@ pub fn write_recordings(
         let Some(recording) = &row.recording else {
             continue;
         };
-        let folder = dir.join(file_stem(&format!("{}-{:?}", row.scenario, row.steering)));
+        let stem = file_stem(&format!("{}-{:?}", row.scenario, row.steering));
+        let mut folder = dir.join(&stem);
+        let mut k = 1;
+        while written.contains(&folder) {
+            k += 1;
+            folder = dir.join(format!("{stem}-{k}"));
+        }
         std::fs::create_dir_all(&folder)?;
         let mut w =
             std::io::BufWriter::new(std::fs::File::create(folder.join("trajectories.txt"))?);

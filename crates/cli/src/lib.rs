@@ -98,10 +98,10 @@ pub struct Sample {
 }
 
 /// An agent's state in a row of the trajectory table: the plugin's [`AgentState`] after the
-/// step, except in the step where a walker gives its last target up. The plugin stops such a
-/// walker as [`AgentState::Arrived`] (and says so in an [`AgentTimedOut`] message); its row
-/// reads [`RowState::TimedOut`], as its outcome in `agents.csv` does. Rejected agents have no
-/// rows.
+/// step, except for a walker that gave its last target up. The plugin stops such a walker as
+/// [`AgentState::Arrived`] (and says so in an [`AgentTimedOut`] message); its rows read
+/// [`RowState::TimedOut`] from that step on, as its outcome in `agents.csv` does. Rejected
+/// agents have no rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RowState {
     /// The start row, before the agent's first step.
@@ -112,7 +112,7 @@ pub enum RowState {
     Waiting,
     /// At its last goal, or, for one that leaves on arrival, where it left.
     Arrived,
-    /// Gave its last target up when the target's time limit ran out (its last row).
+    /// Gave its last target up when the target's time limit ran out (that step and after).
     TimedOut,
     /// No progress for a while ([`AgentState::Stuck`]).
     Stuck,
@@ -366,8 +366,13 @@ pub fn run_scenario_with_progress(
 
 /// The trajectory table as CSV: `step,time_s,agent,x,y,state`.
 pub fn trajectories_csv(samples: &[Sample], period: f64) -> String {
+    in_memory(|w| write_trajectories_csv(w, samples, period))
+}
+
+/// What `write` writes, as a string (our tables are ASCII, and writing to memory cannot fail).
+fn in_memory(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> String {
     let mut out = Vec::new();
-    write_trajectories_csv(&mut out, samples, period).expect("writing to memory cannot fail");
+    write(&mut out).expect("writing to memory cannot fail");
     String::from_utf8(out).expect("the table is ASCII")
 }
 
@@ -398,9 +403,7 @@ pub fn write_trajectories_csv(
 /// `#` header): the same rows as [`trajectories_csv`], z = 0. PedPy then measures densities,
 /// speeds and flows from our runs with its own methods.
 pub fn trajectories_pedpy(samples: &[Sample], period: f64) -> String {
-    let mut out = Vec::new();
-    write_trajectories_pedpy(&mut out, samples, period).expect("writing to memory cannot fail");
-    String::from_utf8(out).expect("the table is ASCII")
+    in_memory(|w| write_trajectories_pedpy(w, samples, period))
 }
 
 /// Writes [`trajectories_pedpy`]'s text to `w` row by row, without holding it in memory.

@@ -19,8 +19,9 @@
 //!   (the lowest index on a tie), and an agent that gets no point (it stands on or next to
 //!   another, as only overlapping steerings put agents) counts as a cell around its position,
 //!   wholly in the area or out. A test checks agents on a square lattice of spacing d read
-//!   `ρ_V = 1/d²` within 2 %; PedPy's polygons read the shipped runs' mean and highest
-//!   densities within 0.5 % (README, *Fundamental diagram and flow*).
+//!   `ρ_V = 1/d²` within 2 %; PedPy's polygons read the mean and highest densities of the
+//!   bottleneck's and the hallway's runs, every steering, within 0.5 % (README, *Fundamental
+//!   diagram and flow*).
 //!
 //! **Line.** Every crossing of the segment from `a` to `b` is counted with its time, linearly
 //! interpolated within the step; forward is from the right of `a → b` to its left. The flow is
@@ -512,7 +513,15 @@ fn area_sample(area: &AreaProbe, agents: &[(DVec2, f64)], step: u64, time: f64) 
     }
     // An agent that claims no lattice point has a cell smaller than the lattice resolves (it
     // stands on or next to another agent, which only overlapping steerings do): the cell lies
-    // around its position, wholly in the area or wholly out.
+    // around its position, wholly in the walkable area or wholly out (as it is for one that
+    // stands deep in an obstacle or beyond the cut-off of the lattice).
+    let inside_at = |p: DVec2| {
+        let cell = ((p - lattice.origin) / h).round();
+        (cell.cmpge(DVec2::ZERO).all()
+            && cell.x < lattice.width as f64
+            && cell.y < lattice.height as f64)
+            && lattice.kind[cell.y as usize * lattice.width + cell.x as usize] == Lattice::INSIDE
+    };
     let share: f64 = whole
         .iter()
         .zip(&within)
@@ -520,7 +529,7 @@ fn area_sample(area: &AreaProbe, agents: &[(DVec2, f64)], step: u64, time: f64) 
         .map(|((w, a), (p, _))| {
             if *w > 0 {
                 *a as f64 / *w as f64
-            } else if p.cmpge(area.min).all() && p.cmplt(area.max).all() {
+            } else if inside_at(*p) {
                 1.0
             } else {
                 0.0
@@ -769,6 +778,27 @@ mod tests {
             "{s:?}, expected {expected}"
         );
         assert_eq!(s.agents, 2);
+
+        // Two on one spot deep in a wall that fills the area's east half: no cell of theirs
+        // reaches the walkable half, and neither counts.
+        let wall = Shape::Aabb {
+            min: DVec2::new(0.0, -10.0),
+            max: DVec2::new(10.0, 10.0),
+        };
+        let mut m = Measurer::new(
+            &[Measurement::Area {
+                name: String::new(),
+                min: bevy::math::Vec2::splat(-2.0),
+                max: bevy::math::Vec2::splat(2.0),
+            }],
+            (DVec2::splat(-100.0), DVec2::splat(100.0)),
+            &[wall],
+            0.5,
+        );
+        let deep = DVec2::new(1.5, 0.0);
+        m.observe(1, &[at(deep), at(deep)]);
+        let (areas, _) = m.finish();
+        assert_eq!(areas[0].samples[0].voronoi_density, 0.0, "{:?}", areas[0]);
     }
 
     #[test]

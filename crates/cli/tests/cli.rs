@@ -656,6 +656,10 @@ fn the_bench_steers_a_scenario_four_ways() {
     let folders = crowdfield_cli::bench::write_recordings(&dir, &rows).unwrap();
     assert_eq!(folders.len(), 4);
     assert!(folders[2].ends_with("crossing-Orca"), "{folders:?}");
+    // The same scenario benched twice keeps both runs.
+    let twice: Vec<BenchRow> = rows.iter().chain(&rows[2..3]).cloned().collect();
+    let again = crowdfield_cli::bench::write_recordings(&scratch("bench_twice"), &twice).unwrap();
+    assert!(again[4].ends_with("crossing-Orca-2"), "{again:?}");
     for folder in &folders {
         let row: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(folder.join("row.json")).unwrap())
