@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod measure;
+pub mod menge;
 mod metrics;
 pub mod plot;
 pub mod steersuite;

@@ -6,6 +6,7 @@
 //! crowdfield run assets/scenarios/park.scenario.ron --steps 300 --seed 7 --out out/park
 //! crowdfield bench assets/scenarios/crossing.scenario.ron assets/scenarios/forest.scenario.ron
 //! crowdfield convert steersuite/testcases/hallway-two-way.xml --out hallway.scenario.ron
+//! crowdfield convert Menge/examples/core/bottleneck.xml --out bottleneck.scenario.ron
 //! ```
 //!
 //! Exit status: 0 on success, 1 when a run's outputs cannot be written, 2 when the scenario
@@ -22,6 +23,7 @@ use crowdfield_cli::bench::{
     BenchOptions, BenchRow, bench_scenario, markdown, not_registered, write_fundamental_diagrams,
     write_recordings,
 };
+use crowdfield_cli::menge::from_menge_files;
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
     Metrics, OutputOptions, RunOptions, Stop, counted, load, rejection_lines,
@@ -80,20 +82,26 @@ enum Command {
         #[arg(long)]
         pedpy: bool,
     },
-    /// Convert a SteerSuite test case (SteerBench XML) into a scenario file; what is dropped or
-    /// approximated is listed on standard error.
+    /// Convert a SteerSuite test case (SteerBench XML) or a Menge project (or scene, with
+    /// `--behaviour`) into a scenario file; what is dropped or approximated is listed on
+    /// standard error.
     Convert {
-        /// The test case, `.xml`.
-        steersuite: PathBuf,
+        /// The test case or project, `.xml` (told apart by its root element).
+        file: PathBuf,
+        /// A Menge scene's behaviour file (`…B.xml`), when `FILE` is the scene rather than a
+        /// project.
+        #[arg(long)]
+        behaviour: Option<PathBuf>,
         /// The scenario to write, `.ron` or `.json` (default: RON on standard output).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Seeds the agent and obstacle regions.
+        /// Seeds every draw: SteerSuite's agent and obstacle regions, Menge's distributions,
+        /// random goals and timers.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Stamp obstacles into the walkers' local maps on the cells whose centre they cover
-        /// (`obstacle_coverage: Centre`), which keeps SteerSuite's doors, sized for its 0.5 m
-        /// agents, open; without it, on every cell they touch (the default).
+        /// (`obstacle_coverage: Centre`), which keeps doors sized for wider agents (SteerSuite's
+        /// are 0.5 m) open; without it, on every cell they touch (the default).
         #[arg(long)]
         centre_coverage: bool,
     },
@@ -272,7 +280,13 @@ fn validate(scenario: &Path) -> bool {
     }
 }
 
-fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> ExitCode {
+fn convert(
+    path: PathBuf,
+    behaviour: Option<PathBuf>,
+    out: Option<PathBuf>,
+    seed: u64,
+    centre: bool,
+) -> ExitCode {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
@@ -285,15 +299,36 @@ fn convert(path: PathBuf, out: Option<PathBuf>, seed: u64, centre: bool) -> Exit
     } else {
         Coverage::Touch
     };
-    let converted = match from_steersuite(&text, seed, coverage) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{}:{e}", path.display());
-            return ExitCode::from(2);
+    // Menge's files open with <Project>, <Experiment> or <BFSM>; SteerSuite's with
+    // <SteerBenchTestCase>, sometimes after a comment.
+    let menge = behaviour.is_some()
+        || ["<Project", "<Experiment"]
+            .iter()
+            .any(|tag| text.contains(tag) && !text.contains("<SteerBenchTestCase"));
+    let converted = if menge {
+        match from_menge_files(&path, behaviour.as_deref(), seed, coverage) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        match from_steersuite(&text, seed, coverage) {
+            Ok(mut c) => {
+                for note in &mut c.notes {
+                    *note = format!("{}:{note}", path.display());
+                }
+                c
+            }
+            Err(e) => {
+                eprintln!("{}:{e}", path.display());
+                return ExitCode::from(2);
+            }
         }
     };
     for note in &converted.notes {
-        eprintln!("{}:{note}", path.display());
+        eprintln!("{note}");
     }
     let Some(out) = out else {
         println!("{}", converted.scenario.to_ron());
@@ -363,11 +398,12 @@ fn located(path: &Path, e: &ScenarioError) -> String {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Convert {
-            steersuite,
+            file,
+            behaviour,
             out,
             seed,
             centre_coverage,
-        } => convert(steersuite, out, seed, centre_coverage),
+        } => convert(file, behaviour, out, seed, centre_coverage),
         Command::Bench {
             scenarios,
             max_steps,
