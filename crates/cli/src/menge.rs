@@ -273,12 +273,14 @@ pub fn from_menge(
     // Corners as the scenario holds them (f32), so that an enclosure reaches the world's edge.
     let (lo, hi) = (lo.as_vec2().as_dvec2(), hi.as_vec2().as_dvec2());
     for obstacle in &scene_parts.obstacles {
-        let shapes = obstacle_shapes(obstacle, lo, hi).ok_or_else(|| {
-            in_file(scene.name)(r.error_pos(
-                obstacle.node_pos,
-                "this obstacle crosses itself and cannot be cut into convex pieces".to_owned(),
-            ))
-        })?;
+        let (shapes, carried) = obstacle_shapes(obstacle, lo, hi);
+        if carried == Carried::Outline {
+            let (line, column) = r.pos(obstacle.node_pos);
+            notes.add(format!(
+                "{}:{line}:{column}: this obstacle's outline touches or crosses itself: walls {OPEN_WALL_THICKNESS} m wide along its edges, its inside not filled",
+                scene.name
+            ));
+        }
         scenario
             .obstacles
             .extend(shapes.into_iter().map(|shape| ScenarioObstacle {
@@ -582,40 +584,41 @@ impl<'a, 'input> Reader<'a, 'input> {
                         })?;
                         Ok::<_, ConvertError>((profile, name))
                     };
-                    let choices: Vec<(Profile, &str, f64)> =
-                        match profile_node.attribute("type").unwrap_or("") {
-                            "const" => {
-                                let (p, name) = named(profile_node)?;
-                                vec![(p, name, 1.0)]
-                            }
-                            kind @ ("random" | "weighted") => Self::elements(profile_node)
-                                .map(|c| {
-                                    let (p, name) = named(c)?;
-                                    let weight = if kind == "weighted" {
-                                        self.number(c, "weight")?
-                                    } else {
-                                        1.0
-                                    };
-                                    if weight < 0.0 {
-                                        return Err(self.error_at(
-                                            c,
-                                            format!("a negative weight {weight}"),
-                                        ));
-                                    }
-                                    Ok((p, name, weight))
-                                })
-                                .collect::<Result<_, _>>()?,
-                            other => {
-                                return Err(self.error_at(
+                    let choices: Vec<(Profile, &str, f64)> = match profile_node
+                        .attribute("type")
+                        .unwrap_or("")
+                    {
+                        "const" => {
+                            let (p, name) = named(profile_node)?;
+                            vec![(p, name, 1.0)]
+                        }
+                        kind @ ("random" | "weighted") => Self::elements(profile_node)
+                            .map(|c| {
+                                let (p, name) = named(c)?;
+                                let weight = if kind == "weighted" {
+                                    self.number(c, "weight")?
+                                } else {
+                                    1.0
+                                };
+                                if weight < 0.0 {
+                                    return Err(
+                                        self.error_at(c, format!("a negative weight {weight}"))
+                                    );
+                                }
+                                Ok((p, name, weight))
+                            })
+                            .collect::<Result<_, _>>()?,
+                        other => {
+                            return Err(self.error_at(
                                     profile_node,
                                     format!(
                                         "a {other:?} profile selector has no counterpart (const, random and weighted do)"
                                     ),
                                 ));
-                            }
-                        };
+                        }
+                    };
                     let total: f64 = choices.iter().map(|c| c.2).sum();
-                    if !(total > 0.0) {
+                    if total <= 0.0 {
                         return Err(self.error_at(
                             profile_node,
                             "the profile selector offers no profile of any weight",
@@ -644,7 +647,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 ..Default::default()
                             };
                             style.local_map.obstacle_coverage = coverage;
-                            if !(style.radius > 0.0) {
+                            if style.radius <= 0.0 {
                                 return Err(self.error_at(
                                     profile_node,
                                     format!(
@@ -653,7 +656,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                     ),
                                 ));
                             }
-                            if !(style.max_speed > 0.0) {
+                            if style.max_speed <= 0.0 {
                                 return Err(self.error_at(
                                     profile_node,
                                     format!(
@@ -807,7 +810,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         let density = self.number(node, "density")?;
         let width = self.number(node, "width")?;
         let target = self.whole(node, "population")?;
-        if !(density > 0.0) || width < 0.0 {
+        if density <= 0.0 || width < 0.0 {
             return Err(self.error_at(
                 node,
                 "a lattice needs a positive density and a width that is not negative".to_owned(),
@@ -1417,19 +1420,31 @@ fn is_convex(points: &[DVec2]) -> bool {
     })
 }
 
-/// The shapes one Menge obstacle becomes inside the world `[lo, hi]`; `None` when a polygon
-/// cannot be cut into triangles.
-fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> Option<Vec<Shape>> {
+/// How an obstacle was carried over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carried {
+    /// As the solid it describes.
+    Solid,
+    /// As walls along its edges: its outline touches or crosses itself, so it has no clean
+    /// inside to fill.
+    Outline,
+}
+
+/// The shapes one Menge obstacle becomes inside the world `[lo, hi]`.
+fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> (Vec<Shape>, Carried) {
     let points = &obstacle.points;
     if !obstacle.closed {
-        return Some(vec![Shape::Polyline {
-            points: points.clone(),
-            thickness: OPEN_WALL_THICKNESS,
-        }]);
+        return (
+            vec![Shape::Polyline {
+                points: points.clone(),
+                thickness: OPEN_WALL_THICKNESS,
+            }],
+            Carried::Solid,
+        );
     }
     let area = signed_area(points);
     if area > 0.0 && is_convex(points) {
-        return Some(vec![Shape::Polygon(points.clone())]);
+        return (vec![Shape::Polygon(points.clone())], Carried::Solid);
     }
     // Counter-clockwise and concave: the polygon in pieces. Clockwise: the world's rectangle
     // with the polygon as a hole.
@@ -1437,6 +1452,11 @@ fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> Option<Vec<S
         points.clone()
     } else {
         vec![lo, DVec2::new(hi.x, lo.y), hi, DVec2::new(lo.x, hi.y)]
+    };
+    let expected = if area > 0.0 {
+        area
+    } else {
+        (hi - lo).x * (hi - lo).y + area
     };
     let holes = if area > 0.0 {
         vec![]
@@ -1446,17 +1466,33 @@ fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> Option<Vec<S
         vec![start]
     };
     let flat: Vec<f64> = ring.iter().flat_map(|p| [p.x, p.y]).collect();
-    let triangles = earcutr::earcut(&flat, &holes, 2).ok()?;
-    if triangles.is_empty() {
-        return None;
+    let triangles = earcutr::earcut(&flat, &holes, 2).unwrap_or_default();
+    let covered: f64 = triangles
+        .chunks_exact(3)
+        .map(|t| signed_area(&[ring[t[0]], ring[t[1]], ring[t[2]]]).abs())
+        .sum();
+    // An outline that touches or crosses itself cuts into pieces that miss or overlap: their
+    // areas do not add up to the polygon's. Walls along its edges are what Menge's agents
+    // meet there.
+    if triangles.is_empty() || (covered - expected).abs() > 1e-6 * expected.abs().max(1.0) {
+        let mut outline = points.clone();
+        outline.push(points[0]);
+        return (
+            vec![Shape::Polyline {
+                points: outline,
+                thickness: OPEN_WALL_THICKNESS,
+            }],
+            Carried::Outline,
+        );
     }
     let pieces = merge_convex(&ring, triangles);
-    Some(
+    (
         pieces
             .into_iter()
             .map(|piece| Shape::Polygon(piece.into_iter().map(|i| ring[i]).collect()))
             .filter(|s| s.validate().is_ok())
             .collect(),
+        Carried::Solid,
     )
 }
 
@@ -1746,6 +1782,45 @@ mod tests {
         // Every piece is convex, and pieces were merged: an L needs two, a square frame four.
         assert!(s.obstacles.iter().all(|o| o.shape.validate().is_ok()));
         assert!(s.obstacles.len() <= 1 + 2 + 4, "{}", s.obstacles.len());
+    }
+
+    #[test]
+    fn an_outline_that_crosses_itself_becomes_walls() {
+        // A bow tie whose right loop is larger: positive area, but no clean inside.
+        let bow = RawObstacle {
+            points: [(0.0, 0.0), (6.0, 4.0), (6.0, -4.0), (0.0, 1.0)]
+                .map(|(x, y)| DVec2::new(x, y))
+                .to_vec(),
+            closed: true,
+            node_pos: 0,
+        };
+        assert!(signed_area(&bow.points) != 0.0);
+        let (shapes, carried) = obstacle_shapes(&bow, DVec2::splat(-10.0), DVec2::splat(10.0));
+        assert_eq!(carried, Carried::Outline);
+        let [Shape::Polyline { points, thickness }] = shapes.as_slice() else {
+            panic!("{shapes:?}");
+        };
+        assert_eq!(
+            (points.len(), points[0], *thickness),
+            (5, points[4], OPEN_WALL_THICKNESS)
+        );
+        // A clean concave polygon is still filled.
+        let l = RawObstacle {
+            points: [
+                (0.0, 0.0),
+                (2.0, 0.0),
+                (2.0, 1.0),
+                (1.0, 1.0),
+                (1.0, 2.0),
+                (0.0, 2.0),
+            ]
+            .map(|(x, y)| DVec2::new(x, y))
+            .to_vec(),
+            closed: true,
+            node_pos: 0,
+        };
+        let (shapes, carried) = obstacle_shapes(&l, DVec2::splat(-10.0), DVec2::splat(10.0));
+        assert_eq!((carried, shapes.len()), (Carried::Solid, 2));
     }
 
     #[test]

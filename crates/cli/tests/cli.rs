@@ -1145,6 +1145,132 @@ fn a_steersuite_test_case_converts_and_runs() {
     assert!(!refused_out.exists());
 }
 
+/// A Menge project converts and runs: five walkers in a row south of a wall cross it through a
+/// 2 m gap to a box on the north side and stop there; a scene given without its behaviour, or
+/// a project naming a missing file, writes nothing.
+#[test]
+fn a_menge_project_converts_and_runs() {
+    let dir = scratch("menge");
+    std::fs::create_dir_all(dir.join("gap")).unwrap();
+    std::fs::write(
+        dir.join("gap.xml"),
+        r#"<?xml version="1.0"?>
+<Project scene="gap/gapS.xml" behavior="gap/gapB.xml" view="gap/gapV.xml" model="orca" />
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("gap/gapS.xml"),
+        r#"<?xml version="1.0"?>
+<Experiment version="2.0">
+  <Common time_step="0.1" />
+  <AgentProfile name="walker">
+    <Common r="0.19" pref_speed="1.04" max_speed="2" />
+    <ORCA tau="3.0" tauObst="0.15" />
+  </AgentProfile>
+  <AgentGroup>
+    <ProfileSelector type="const" name="walker" />
+    <StateSelector type="const" name="Walk" />
+    <Generator type="rect_grid" anchor_x="-12" anchor_y="-6" offset_x="1" offset_y="0" count_x="5" count_y="1" />
+  </AgentGroup>
+  <ObstacleSet type="explicit" class="1">
+    <Obstacle closed="1">
+      <Vertex p_x="-20" p_y="-1" /><Vertex p_x="-1" p_y="-1" />
+      <Vertex p_x="-1" p_y="1" /><Vertex p_x="-20" p_y="1" />
+    </Obstacle>
+    <Obstacle closed="1">
+      <Vertex p_x="20" p_y="-1" /><Vertex p_x="20" p_y="1" />
+      <Vertex p_x="1" p_y="1" /><Vertex p_x="1" p_y="-1" />
+    </Obstacle>
+  </ObstacleSet>
+</Experiment>
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("gap/gapB.xml"),
+        r#"<?xml version="1.0"?>
+<BFSM>
+  <GoalSet id="0">
+    <Goal type="AABB" id="0" min_x="-14" min_y="5" max_x="-2" max_y="8" />
+  </GoalSet>
+  <State name="Walk" final="0">
+    <GoalSelector type="explicit" goal_set="0" goal="0" />
+    <VelComponent type="road_map" file_name="gapMap.txt" />
+  </State>
+  <State name="Wait" final="1">
+    <GoalSelector type="identity" />
+    <VelComponent type="zero" />
+  </State>
+  <Transition from="Walk" to="Wait">
+    <Condition type="goal_reached" distance="0.25" />
+  </Transition>
+</BFSM>
+"#,
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_crowdfield");
+    let convert = |args: &[&std::ffi::OsStr]| {
+        Command::new(exe)
+            .arg("convert")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = dir.join("gap.scenario.ron");
+    let converted = convert(&[
+        dir.join("gap.xml").as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(converted.status.success(), "{converted:?}");
+    let notes = String::from_utf8_lossy(&converted.stderr);
+    assert!(
+        notes.contains("gapB.xml:8:5: a road_map velocity") && notes.contains("(<ORCA>)"),
+        "{notes}"
+    );
+    let s = load(&out).unwrap();
+    assert_eq!((s.obstacles.len(), s.agents.len()), (2, 5));
+    assert_eq!(s.agents[0].style.radius, 0.19);
+    let m = run_scenario(&s, RunOptions::default()).metrics;
+    assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+    assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+
+    // The scene with --behaviour gives the same scenario; without it, an error and no file.
+    let again = dir.join("again.scenario.ron");
+    let scene = dir.join("gap/gapS.xml");
+    let behaviour = dir.join("gap/gapB.xml");
+    let with = convert(&[
+        scene.as_os_str(),
+        "--behaviour".as_ref(),
+        behaviour.as_os_str(),
+        "--out".as_ref(),
+        again.as_os_str(),
+    ]);
+    assert!(with.status.success(), "{with:?}");
+    assert_eq!(load(&again).unwrap(), s);
+    let refused_out = dir.join("refused.scenario.ron");
+    let without = convert(&[scene.as_os_str(), "--out".as_ref(), refused_out.as_os_str()]);
+    assert_eq!(without.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&without.stderr);
+    assert!(
+        said.contains("gapS.xml:2:1:") && said.contains("--behaviour"),
+        "{said}"
+    );
+    std::fs::remove_file(&behaviour).unwrap();
+    let missing = convert(&[
+        dir.join("gap.xml").as_os_str(),
+        "--out".as_ref(),
+        refused_out.as_os_str(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("gapB.xml"),
+        "{missing:?}"
+    );
+    assert!(!refused_out.exists());
+}
+
 /// Two walkers of 0.5 m radius swap sides through a 1.6 m door in a wall across the room: with
 /// obstacles stamped on the cells whose centre they cover the door stays open and both arrive
 /// without touching each other or the wall; stamped on every cell they touch (the default), it
