@@ -44,13 +44,13 @@ use bevy::math::{DVec2, Vec2};
 use bevy_crowdfield::field::{Coverage, Shape};
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::scenario::{Bounds, ScenarioAgent, ScenarioObstacle};
-use bevy_crowdfield::steer::{ArrivalAction, LocalMapSettings};
+use bevy_crowdfield::steer::ArrivalAction;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use roxmltree::{Document, Node};
 
-use crate::steersuite::{ConvertError, Converted, WORLD_MARGIN};
+use crate::steersuite::{ConvertError, Converted, WORLD_MARGIN, fastest};
 
 /// Full width given to Menge's open obstacles, which are lines without width (metres).
 pub const OPEN_WALL_THICKNESS: f64 = 0.1;
@@ -529,8 +529,16 @@ impl<'a, 'input> Reader<'a, 'input> {
                         },
                     };
                     for part in Self::elements(node) {
-                        if part.tag_name().name() != "Common" {
-                            models.insert(part.tag_name().name());
+                        let kind = part.tag_name().name();
+                        if PEDESTRIAN_MODELS.contains(&kind) {
+                            models.insert(kind);
+                            continue;
+                        } else if kind != "Common" {
+                            self.note(
+                                notes,
+                                part,
+                                format!("<{kind}> in a profile has no counterpart: left out"),
+                            );
                             continue;
                         }
                         if let Some(r) = self.optional(part, "r")? {
@@ -1185,11 +1193,6 @@ impl<'a, 'input> Reader<'a, 'input> {
     }
 }
 
-/// The highest speed one planner step covers with the default planner rate and local cells.
-fn fastest() -> f64 {
-    LocalMapSettings::default().cell_size * CrowdfieldSettings::default().planner_hz
-}
-
 #[derive(Debug, Clone)]
 struct Goal {
     target: GoalTarget,
@@ -1317,6 +1320,12 @@ impl Machine {
                     s.place,
                     s.name,
                     s.exits.len()
+                ));
+            }
+            if s.walks && !s.terminal && matches!(s.selector, Selector::Identity) {
+                notes.add(format!(
+                    "{}: state {:?} moves with no goal of its own (an identity goal): the walker stands there",
+                    s.place, s.name
                 ));
             }
             let Some(goal) = goal else {

@@ -142,7 +142,7 @@ fn readable(v: f64) -> String {
 }
 
 /// The highest speed one planner step covers with the default planner rate and local cells.
-fn fastest() -> f64 {
+pub(crate) fn fastest() -> f64 {
     LocalMapSettings::default().cell_size * CrowdfieldSettings::default().planner_hz
 }
 
