@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Exit status: 0 on success, 1 when a run's outputs cannot be written, 2 when the scenario
-//! file (or the test case to convert) cannot be read or is invalid (nothing is written then).
+//! file (or the file to convert) cannot be read or is invalid (nothing is written then).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -86,7 +86,8 @@ enum Command {
     /// `--behaviour`) into a scenario file; what is dropped or approximated is listed on
     /// standard error.
     Convert {
-        /// The test case or project, `.xml` (told apart by its root element).
+        /// The test case or project, `.xml`: a `<SteerBenchTestCase>`, or Menge's `<Project>` (or
+        /// `<Experiment>`, its scene).
         file: PathBuf,
         /// A Menge scene's behaviour file (`…B.xml`), when `FILE` is the scene rather than a
         /// project.
