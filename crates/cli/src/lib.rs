@@ -4,7 +4,7 @@
 //! `CrowdfieldPlugins`, one planner step per app update) and measures the crowd: trajectories,
 //! arrivals, overlaps, path lengths and planner time, and, where the scenario names measurement
 //! areas and lines, fundamental diagrams and flows ([`measure`]). The `crowdfield` binary wraps
-//! it (`crowdfield run`, `validate`, `bench` and `convert`, the last through [`steersuite`]);
+//! it (`crowdfield run`, `validate`, `bench` and `convert`, the last through [`steersuite`] and [`menge`]);
 //! tests call [`run_scenario`] directly. Runs can be handed to PedPy for its own measurements
 //! ([`trajectories_pedpy`], [`geometry_wkt`]).
 //!

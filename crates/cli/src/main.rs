@@ -300,10 +300,11 @@ fn convert(
     } else {
         Coverage::Touch
     };
-    // Menge's files open with <Project>, <Experiment> or <BFSM>; SteerSuite's with
-    // <SteerBenchTestCase>, sometimes after a comment.
+    // Menge's files open with <Project>, <Experiment> or <BFSM> (a behaviour given alone is
+    // refused there, with a hint); SteerSuite's with <SteerBenchTestCase>, sometimes after a
+    // comment.
     let menge = behaviour.is_some()
-        || ["<Project", "<Experiment"]
+        || ["<Project", "<Experiment", "<BFSM"]
             .iter()
             .any(|tag| text.contains(tag) && !text.contains("<SteerBenchTestCase"));
     let converted = if menge {

@@ -8,13 +8,13 @@
 //!
 //! | Menge (scene) | scenario |
 //! |---|---|
-//! | `AgentProfile` (`inherits`), `Common` `r`, `pref_speed` | `style.radius`, `style.max_speed` (lowered to one local cell per planner step where faster) |
+//! | `AgentProfile` (`inherits`), `Common` `r`, `pref_speed` | `style.radius`, `style.max_speed` (lowered to one local cell per planner step where faster; a speed of 0 makes a standing agent, with no goals) |
 //! | `Property` of `r` or `pref_speed` (`dist` `c`, `u`, `n`) | drawn per agent from the conversion's seeded stream |
 //! | `AgentGroup` with a `const` profile and state selector | its agents, one by one |
 //! | `Generator` `explicit`, `rect_grid`, `hex_lattice` | the positions Menge's generators give (displacement noise dropped) |
 //! | `ObstacleSet type="explicit"`: a closed obstacle listed counter-clockwise | a solid `Polygon`; a concave one is cut into convex pieces |
 //! | a closed obstacle listed clockwise | an enclosure: the ground outside it, within the world, cut into convex pieces |
-//! | an open obstacle | a `Polyline` [`OPEN_WALL_THICKNESS`] wide |
+//! | an open obstacle, or a closed one whose outline touches or crosses itself or encloses no area | a `Polyline` along its edges, [`OPEN_WALL_THICKNESS`] wide (noted for a closed one) |
 //!
 //! | Menge (behaviour) | scenario |
 //! |---|---|
@@ -22,7 +22,7 @@
 //! | a `State` whose velocity component walks to its goal (`goal`, `road_map`, `nav_mesh`, `vel_field`) | a target: our global map takes the place of Menge's route |
 //! | a `State` with velocity `zero`, or none | the walker stops there; where a `timer` or `auto` transition leads on, it goes on at once (a dropped wait is noted) |
 //! | `GoalSelector` `identity` (a goal where the agent stands), or none | the walker stops there |
-//! | `GoalSelector` `explicit`, `nearest`, `farthest` (by centroid), `random`, `weighted` (by goal weight), `mirror` | the goal it picks, decided at conversion: the agent stands at its start for the first state and at the previous goal's centroid after that; draws come from the seeded stream |
+//! | `GoalSelector` `explicit`, `nearest`, `farthest` (by centroid), `random` (each goal as likely), `weighted` (by goal weight), `mirror` | the goal it picks, decided at conversion: the agent stands at its start for the first state and at the previous goal's centroid after that; draws come from the seeded stream |
 //! | `Transition` with `goal_reached` (`distance`) | the next target; the first such distance becomes `goals.arrival_radius` |
 //! | `Transition` with `timer` | `goals.time_limits` for that target |
 //! | `Transition` with `AABB` (`inside="1"`) | the target becomes the condition's box, where Menge's agent changes state |
@@ -45,15 +45,23 @@ use bevy_crowdfield::field::{Coverage, Shape};
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::scenario::{Bounds, ScenarioAgent, ScenarioObstacle};
 use bevy_crowdfield::steer::ArrivalAction;
+use rand::distr::weighted::WeightedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use roxmltree::{Document, Node};
 
-use crate::steersuite::{ConvertError, Converted, WORLD_MARGIN, fastest};
+use crate::steersuite::{ConvertError, Converted, WORLD_MARGIN, fastest, readable};
 
 /// Full width given to Menge's open obstacles, which are lines without width (metres).
 pub const OPEN_WALL_THICKNESS: f64 = 0.1;
+
+/// How many lattice steps fit in `span` steps' length: at least one, and at most
+/// [`MAX_GENERATED_AGENTS`] (more than any lattice may hold, and far from overflowing).
+fn lattice_count(span: f64) -> usize {
+    // `as` saturates, and NaN goes to 0.
+    (span as usize).clamp(1, MAX_GENERATED_AGENTS + 1)
+}
 
 /// Menge's pedestrian models, whose parameter sections a scene may carry at its top level and in
 /// its profiles.
@@ -69,7 +77,8 @@ const PEDESTRIAN_MODELS: [&str; 9] = [
     "OpenSteer",
 ];
 
-/// Most agents one generator may make (a hexagonal lattice's count follows from its density).
+/// Most agents a scene may make, in one generator or in all (a hexagonal lattice's count follows
+/// from its density and width).
 pub const MAX_GENERATED_AGENTS: usize = 1_000_000;
 
 /// Why a Menge scene could not be converted.
@@ -210,14 +219,24 @@ pub fn from_menge(
         .scene(&mut notes, &mut draw, coverage)
         .map_err(in_file(scene.name))?;
     let mut agents = Vec::with_capacity(scene_parts.agents.len());
-    for (position, style, state) in scene_parts.agents {
+    for SceneAgent {
+        position,
+        style,
+        state,
+        still,
+    } in scene_parts.agents
+    {
         let Some(&first) = machine.by_name.get(&state.0) else {
             return Err(in_file(scene.name)(r.error_pos(
                 state.1,
                 format!("the behaviour has no state {:?}", state.0),
             )));
         };
-        let goals = machine.walk(position, first, &mut draw, &mut notes);
+        let goals = if still {
+            AgentGoals::default()
+        } else {
+            machine.walk(position, first, &mut draw, &mut notes)
+        };
         agents.push(ScenarioAgent {
             position: position.as_vec2(),
             goals,
@@ -250,10 +269,15 @@ pub fn from_menge(
         .iter()
         .flat_map(|o| o.points.iter().copied())
         .collect();
+    let point_radius = CrowdfieldSettings::default().point_goal_radius;
     for a in &scenario.agents {
         points.push(a.position.as_dvec2());
         for t in &a.goals.targets {
-            points.extend(crate::plot::outlines(&t.shape(0.5)).into_iter().flatten());
+            points.extend(
+                crate::plot::outlines(&t.shape(point_radius))
+                    .into_iter()
+                    .flatten(),
+            );
         }
     }
     let Some(&first) = points.first() else {
@@ -270,14 +294,34 @@ pub fn from_menge(
         min: lo.as_vec2(),
         max: hi.as_vec2(),
     };
+    let occupied: Vec<DVec2> = scenario
+        .agents
+        .iter()
+        .flat_map(|a| {
+            let goals = a.goals.targets.iter().filter_map(|t| match t {
+                GoalTarget::Point(p) => Some(p.as_dvec2()),
+                GoalTarget::Region(shape) => shape.bounds().ok().map(|(lo, hi)| (lo + hi) * 0.5),
+            });
+            std::iter::once(a.position.as_dvec2()).chain(goals)
+        })
+        .collect();
     // Corners as the scenario holds them (f32), so that an enclosure reaches the world's edge.
     let (lo, hi) = (lo.as_vec2().as_dvec2(), hi.as_vec2().as_dvec2());
     for obstacle in &scene_parts.obstacles {
-        let (shapes, carried) = obstacle_shapes(obstacle, lo, hi);
-        if carried == Carried::Outline {
+        let (shapes, carried) = obstacle_shapes(obstacle, lo, hi, &occupied);
+        let why = match carried {
+            Carried::Solid => None,
+            Carried::Outline => Some(
+                "its outline bounds no clean area (it touches or crosses itself, or has no area)",
+            ),
+            Carried::Occupied => Some(
+                "agents start or have goals inside it, where Menge's agents do not meet its edges",
+            ),
+        };
+        if let Some(why) = why {
             let (line, column) = r.pos(obstacle.node_pos);
             notes.add(format!(
-                "{}:{line}:{column}: this obstacle's outline touches or crosses itself: walls {OPEN_WALL_THICKNESS} m wide along its edges, its inside not filled",
+                "{}:{line}:{column}: a closed obstacle made walls {OPEN_WALL_THICKNESS} m wide along its edges, its inside left free: {why}",
                 scene.name
             ));
         }
@@ -352,17 +396,26 @@ impl Draw {
     }
 }
 
-/// A closed or open obstacle as Menge lists it.
+/// A closed (three vertices or more) or open (two or more) obstacle as Menge lists it.
 struct RawObstacle {
     points: Vec<DVec2>,
     closed: bool,
     node_pos: usize,
 }
 
-/// What the scene gives: agents (start, style, first state and where it is named) and
-/// obstacles.
+/// An agent as the scene gives it.
+struct SceneAgent {
+    position: DVec2,
+    style: AgentStyle,
+    /// Its first state, and where the scene names it.
+    state: (String, usize),
+    /// Its profile's preferred speed is zero: it never walks.
+    still: bool,
+}
+
+/// What the scene gives: agents and obstacles.
 struct SceneParts {
-    agents: Vec<(DVec2, AgentStyle, (String, usize))>,
+    agents: Vec<SceneAgent>,
     obstacles: Vec<RawObstacle>,
 }
 
@@ -456,14 +509,25 @@ impl<'a, 'input> Reader<'a, 'input> {
             Some("u") => {
                 let (lo, hi) = (self.number(node, "min")?, self.number(node, "max")?);
                 if lo > hi {
-                    return Err(self.error_at(node, format!("min= {lo} is above max= {hi}")));
+                    return Err(self.error_at(
+                        node,
+                        format!("min= {} is above max= {}", readable(lo), readable(hi)),
+                    ));
+                }
+                if !(hi - lo).is_finite() {
+                    return Err(self.error_at(
+                        node,
+                        format!("the range {} to {} is too wide", readable(lo), readable(hi)),
+                    ));
                 }
                 Ok(Draw::Uniform(lo, hi))
             }
             Some("n") => {
                 let sd = self.number(node, "stddev")?;
                 if sd < 0.0 {
-                    return Err(self.error_at(node, format!("stddev= {sd} is negative")));
+                    return Err(
+                        self.error_at(node, format!("stddev= {} is negative", readable(sd)))
+                    );
                 }
                 Ok(Draw::Normal(self.number(node, "mean")?, sd))
             }
@@ -609,9 +673,10 @@ impl<'a, 'input> Reader<'a, 'input> {
                                     1.0
                                 };
                                 if weight < 0.0 {
-                                    return Err(
-                                        self.error_at(c, format!("a negative weight {weight}"))
-                                    );
+                                    return Err(self.error_at(
+                                        c,
+                                        format!("a negative weight {}", readable(weight)),
+                                    ));
                                 }
                                 Ok((p, name, weight))
                             })
@@ -625,30 +690,31 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 ));
                         }
                     };
-                    let total: f64 = choices.iter().map(|c| c.2).sum();
-                    if total <= 0.0 {
-                        return Err(self.error_at(
+                    let pick = WeightedIndex::new(choices.iter().map(|c| c.2)).map_err(|_| {
+                        self.error_at(
                             profile_node,
                             "the profile selector offers no profile of any weight",
-                        ));
-                    }
+                        )
+                    })?;
                     for generator in
                         Self::elements(node).filter(|c| c.tag_name().name() == "Generator")
                     {
-                        for position in self.generate(generator, notes)? {
-                            let (profile, profile_name) = if choices.len() == 1 {
-                                (choices[0].0, choices[0].1)
+                        let positions = self.generate(generator, notes)?;
+                        if parts.agents.len() + positions.len() > MAX_GENERATED_AGENTS {
+                            return Err(self.error_at(
+                                generator,
+                                format!(
+                                    "the scene's generators make more than {MAX_GENERATED_AGENTS} agents"
+                                ),
+                            ));
+                        }
+                        for position in positions {
+                            let k = if choices.len() == 1 {
+                                0
                             } else {
-                                let mut pick = draw.random::<f64>() * total;
-                                let k = choices
-                                    .iter()
-                                    .position(|c| {
-                                        pick -= c.2;
-                                        pick < 0.0
-                                    })
-                                    .unwrap_or(choices.len() - 1);
-                                (choices[k].0, choices[k].1)
+                                pick.sample(draw)
                             };
+                            let (profile, profile_name, _) = choices[k];
                             let mut style = AgentStyle {
                                 radius: profile.radius.sample(draw),
                                 max_speed: profile.speed.sample(draw),
@@ -660,16 +726,29 @@ impl<'a, 'input> Reader<'a, 'input> {
                                     profile_node,
                                     format!(
                                         "profile {profile_name:?} gives a radius of {}, which is not positive",
-                                        style.radius
+                                        readable(style.radius)
                                     ),
                                 ));
                             }
-                            if style.max_speed <= 0.0 {
+                            // Menge lets an agent prefer to stand (events may set it off
+                            // later): ours stands with no goals, at the default speed.
+                            let still = style.max_speed == 0.0;
+                            if still {
+                                self.note(
+                                    notes,
+                                    profile_node,
+                                    format!(
+                                        "profile {profile_name:?} gives a preferred speed of 0: its agents stand all run long"
+                                    ),
+                                );
+                                style.max_speed = AgentStyle::default().max_speed;
+                            }
+                            if style.max_speed < 0.0 {
                                 return Err(self.error_at(
                                     profile_node,
                                     format!(
-                                        "profile {profile_name:?} gives a speed of {}, which is not positive",
-                                        style.max_speed
+                                        "profile {profile_name:?} gives a negative speed, {}",
+                                        readable(style.max_speed)
                                     ),
                                 ));
                             }
@@ -684,11 +763,12 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 );
                                 style.max_speed = fastest();
                             }
-                            parts.agents.push((
+                            parts.agents.push(SceneAgent {
                                 position,
                                 style,
-                                (state.to_owned(), state_node.range().start),
-                            ));
+                                state: (state.to_owned(), state_node.range().start),
+                                still,
+                            });
                         }
                     }
                 }
@@ -839,18 +919,16 @@ impl<'a, 'input> Reader<'a, 'input> {
         };
         // (agents in a full row, how many there are, how wide the lattice is)
         let (row_pop, total, span) = if by_rows {
-            let row_pop = ((width / neighbour_gap) as usize).max(1);
+            let row_pop = lattice_count(width / neighbour_gap);
             let band = 2 * row_pop - 1;
-            let mut rows = (target / band + 1) * 2;
-            let mut total = band * (rows / 2);
+            // Whole pairs of rows, less the last short row where the target allows.
+            let mut total = band * (target / band + 1);
             if total - (row_pop - 1) > target {
                 total -= row_pop - 1;
-                rows -= 1;
             }
-            let _ = rows;
             (row_pop, total, (row_pop - 1) as f64 * neighbour_gap)
         } else {
-            let columns = ((width / row_gap) as usize).max(1);
+            let columns = lattice_count(width / row_gap);
             let row_pop = target / columns + 1;
             (row_pop, columns * row_pop, (columns - 1) as f64 * row_gap)
         };
@@ -955,7 +1033,18 @@ impl<'a, 'input> Reader<'a, 'input> {
                             "identity" => Selector::Identity,
                             "nearest" => Selector::Nearest(set_of(part)?),
                             "farthest" => Selector::Farthest(set_of(part)?),
-                            "random" | "weighted" => Selector::Random(set_of(part)?),
+                            "random" => Selector::Random(set_of(part)?),
+                            "weighted" => {
+                                let set = set_of(part)?;
+                                let pick = WeightedIndex::new(set.iter().map(|g| g.weight))
+                                    .map_err(|_| {
+                                        self.error_at(
+                                            part,
+                                            "the goal set has no goal of any weight",
+                                        )
+                                    })?;
+                                Selector::Weighted(set, pick)
+                            }
                             "mirror" => Selector::Mirror(
                                 self.flag(part, "mirror_x"),
                                 self.flag(part, "mirror_y"),
@@ -1019,7 +1108,14 @@ impl<'a, 'input> Reader<'a, 'input> {
                 })?;
             let when = match condition.attribute("type").unwrap_or("") {
                 "goal_reached" => {
-                    When::Reached(self.optional(condition, "distance")?.unwrap_or(0.0))
+                    let d = self.optional(condition, "distance")?.unwrap_or(0.0);
+                    if d < 0.0 {
+                        return Err(self.error_at(
+                            condition,
+                            format!("distance= must not be negative, got {}", readable(d)),
+                        ));
+                    }
+                    When::Reached(d)
                 }
                 "timer" => {
                     let d = self.draw(condition)?;
@@ -1030,16 +1126,19 @@ impl<'a, 'input> Reader<'a, 'input> {
                     }
                 }
                 "auto" => When::Now,
-                "AABB" if self.flag(condition, "inside") => When::Inside(Shape::Aabb {
-                    min: DVec2::new(
-                        self.number(condition, "min_x")?,
-                        self.number(condition, "min_y")?,
-                    ),
-                    max: DVec2::new(
-                        self.number(condition, "max_x")?,
-                        self.number(condition, "max_y")?,
-                    ),
-                }),
+                "AABB" if self.flag(condition, "inside") => {
+                    let shape = Shape::Aabb {
+                        min: DVec2::new(
+                            self.number(condition, "min_x")?,
+                            self.number(condition, "min_y")?,
+                        ),
+                        max: DVec2::new(
+                            self.number(condition, "max_x")?,
+                            self.number(condition, "max_y")?,
+                        ),
+                    };
+                    When::Inside(self.valid(condition, shape)?)
+                }
                 other => {
                     return Err(self.error_at(
                         condition,
@@ -1071,19 +1170,19 @@ impl<'a, 'input> Reader<'a, 'input> {
                     for s in Self::elements(target) {
                         let weight = self.optional(s, "weight")?.unwrap_or(1.0);
                         if weight < 0.0 {
-                            return Err(self.error_at(s, format!("a negative weight {weight}")));
+                            return Err(
+                                self.error_at(s, format!("a negative weight {}", readable(weight)))
+                            );
                         }
                         choices.push((
                             self.state_index(&machine, s, self.text(s, "name")?)?,
                             weight,
                         ));
                     }
-                    if choices.iter().map(|c| c.1).sum::<f64>() <= 0.0 {
-                        return Err(
-                            self.error_at(target, "the weights add up to nothing".to_owned())
-                        );
-                    }
-                    Next::Drawn(choices)
+                    let pick = WeightedIndex::new(choices.iter().map(|c| c.1)).map_err(|_| {
+                        self.error_at(target, "the weights add up to nothing".to_owned())
+                    })?;
+                    Next::Drawn(choices.into_iter().map(|c| c.0).collect(), pick)
                 }
             };
             for from in self.text(transition, "from")?.split(',') {
@@ -1171,7 +1270,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         };
         let weight = self.optional(node, "weight")?.unwrap_or(1.0);
         if weight < 0.0 {
-            return Err(self.error_at(node, format!("a negative weight {weight}")));
+            return Err(self.error_at(node, format!("a negative weight {}", readable(weight))));
         }
         Ok(Goal {
             target,
@@ -1206,7 +1305,10 @@ enum Selector {
     Identity,
     Nearest(Vec<Goal>),
     Farthest(Vec<Goal>),
+    /// Any goal of the set, each as likely (Menge's `random`).
     Random(Vec<Goal>),
+    /// A goal of the set drawn by the goals' weights (Menge's `weighted`).
+    Weighted(Vec<Goal>, WeightedIndex<f64>),
     Mirror(bool, bool),
 }
 
@@ -1221,7 +1323,8 @@ enum When {
 #[derive(Debug, Clone)]
 enum Next {
     One(usize),
-    Drawn(Vec<(usize, f64)>),
+    /// States, and their weights' distribution.
+    Drawn(Vec<usize>, WeightedIndex<f64>),
 }
 
 #[derive(Debug, Clone)]
@@ -1245,21 +1348,6 @@ struct State {
 struct Machine {
     states: Vec<State>,
     by_name: HashMap<String, usize>,
-}
-
-fn weighted<'g>(goals: &'g [Goal], rng: &mut ChaCha8Rng) -> &'g Goal {
-    let total: f64 = goals.iter().map(|g| g.weight).sum();
-    if total <= 0.0 {
-        return &goals[rng.random_range(0..goals.len())];
-    }
-    let mut pick = rng.random::<f64>() * total;
-    for g in goals {
-        if pick < g.weight {
-            return g;
-        }
-        pick -= g.weight;
-    }
-    &goals[goals.len() - 1]
 }
 
 impl Machine {
@@ -1302,7 +1390,8 @@ impl Machine {
                         set.iter().min_by(|a, b| d(a).total_cmp(&d(b))).cloned()
                     }
                 }
-                Selector::Random(set) => Some(weighted(set, rng).clone()),
+                Selector::Random(set) => Some(set[rng.random_range(0..set.len())].clone()),
+                Selector::Weighted(set, pick) => Some(set[pick.sample(rng)].clone()),
                 Selector::Mirror(x, y) => {
                     let p =
                         DVec2::new(if *x { -at.x } else { at.x }, if *y { -at.y } else { at.y });
@@ -1322,12 +1411,6 @@ impl Machine {
                     s.exits.len()
                 ));
             }
-            if s.walks && !s.terminal && matches!(s.selector, Selector::Identity) {
-                notes.add(format!(
-                    "{}: state {:?} moves with no goal of its own (an identity goal): the walker stands there",
-                    s.place, s.name
-                ));
-            }
             let Some(goal) = goal else {
                 // Standing: Menge's agent waits here. Ours goes on at once where a timer or
                 // `auto` leads on, and stays for good otherwise.
@@ -1342,11 +1425,20 @@ impl Machine {
                         state = self.next(&e.next, rng);
                         continue;
                     }
-                    _ => break,
+                    _ => {
+                        if s.walks && !s.terminal {
+                            notes.add(format!(
+                                "{}: state {:?} moves with no goal of its own (an identity goal): the walker stands there",
+                                s.place, s.name
+                            ));
+                        }
+                        break;
+                    }
                 }
             };
             let mut target = goal.target.clone();
             let mut limit = None;
+            let mut at_next = goal.centroid;
             if let Some(e) = exit {
                 match &e.when {
                     When::Reached(d) => match radius {
@@ -1368,6 +1460,9 @@ impl Machine {
                             e.place
                         ));
                         target = GoalTarget::Region(shape.clone());
+                        if let Shape::Aabb { min, max } = shape {
+                            at_next = (*min + *max) * 0.5;
+                        }
                     }
                 }
             }
@@ -1376,7 +1471,7 @@ impl Machine {
                 goals.targets.push(target);
                 goals.time_limits.push(limit);
             }
-            at = goal.centroid;
+            at = at_next;
             match exit {
                 Some(e) => state = self.next(&e.next, rng),
                 None => break,
@@ -1394,17 +1489,7 @@ impl Machine {
     fn next(&self, next: &Next, rng: &mut ChaCha8Rng) -> usize {
         match next {
             Next::One(s) => *s,
-            Next::Drawn(choices) => {
-                let total: f64 = choices.iter().map(|c| c.1).sum();
-                let mut pick = rng.random::<f64>() * total;
-                for &(s, w) in choices {
-                    if pick < w {
-                        return s;
-                    }
-                    pick -= w;
-                }
-                choices[choices.len() - 1].0
-            }
+            Next::Drawn(states, pick) => states[pick.sample(rng)],
         }
     }
 }
@@ -1434,13 +1519,24 @@ fn is_convex(points: &[DVec2]) -> bool {
 enum Carried {
     /// As the solid it describes.
     Solid,
-    /// As walls along its edges: its outline touches or crosses itself, so it has no clean
-    /// inside to fill.
+    /// As walls along its edges: its outline touches or crosses itself, or encloses no area,
+    /// so it has no clean inside to fill.
     Outline,
+    /// As walls along its edges: agents start or have goals inside it.
+    Occupied,
 }
 
 /// The shapes one Menge obstacle becomes inside the world `[lo, hi]`.
-fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> (Vec<Shape>, Carried) {
+///
+/// `occupied` are the agents' starts and their goals' centres: a counter-clockwise obstacle
+/// around any of them is a room, not a solid (Menge's agents meet an obstacle's edges from
+/// outside only, so inside it they walk freely); it becomes walls along its edges.
+fn obstacle_shapes(
+    obstacle: &RawObstacle,
+    lo: DVec2,
+    hi: DVec2,
+    occupied: &[DVec2],
+) -> (Vec<Shape>, Carried) {
     let points = &obstacle.points;
     if !obstacle.closed {
         return (
@@ -1452,6 +1548,17 @@ fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> (Vec<Shape>,
         );
     }
     let area = signed_area(points);
+    let (box_lo, box_hi) = points
+        .iter()
+        .fold((points[0], points[0]), |(l, h), p| (l.min(*p), h.max(*p)));
+    if area.abs() <= 1e-9 * (box_hi - box_lo).length_squared() {
+        // No area (its vertices on one line, or its loops cancelling): neither a solid nor an
+        // enclosure, whose fill would cover the whole world.
+        return (outline(points), Carried::Outline);
+    }
+    if area > 0.0 && occupied.iter().any(|p| encloses(points, *p)) {
+        return (outline(points), Carried::Occupied);
+    }
     if area > 0.0 && is_convex(points) {
         return (vec![Shape::Polygon(points.clone())], Carried::Solid);
     }
@@ -1484,15 +1591,7 @@ fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> (Vec<Shape>,
     // areas do not add up to the polygon's. Walls along its edges are what Menge's agents
     // meet there.
     if triangles.is_empty() || (covered - expected).abs() > 1e-6 * expected.abs().max(1.0) {
-        let mut outline = points.clone();
-        outline.push(points[0]);
-        return (
-            vec![Shape::Polyline {
-                points: outline,
-                thickness: OPEN_WALL_THICKNESS,
-            }],
-            Carried::Outline,
-        );
+        return (outline(points), Carried::Outline);
     }
     let pieces = merge_convex(&ring, triangles);
     (
@@ -1503,6 +1602,30 @@ fn obstacle_shapes(obstacle: &RawObstacle, lo: DVec2, hi: DVec2) -> (Vec<Shape>,
             .collect(),
         Carried::Solid,
     )
+}
+
+/// Whether the closed outline `ring` goes round `p` (an odd number of its edges cross the ray
+/// from `p` towards +x).
+fn encloses(ring: &[DVec2], p: DVec2) -> bool {
+    let n = ring.len();
+    (0..n)
+        .filter(|&i| {
+            let (a, b) = (ring[i], ring[(i + 1) % n]);
+            (a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) * (b.x - a.x) / (b.y - a.y)
+        })
+        .count()
+        % 2
+        == 1
+}
+
+/// Walls along a closed outline's edges.
+fn outline(points: &[DVec2]) -> Vec<Shape> {
+    let mut ring = points.to_vec();
+    ring.push(points[0]);
+    vec![Shape::Polyline {
+        points: ring,
+        thickness: OPEN_WALL_THICKNESS,
+    }]
 }
 
 /// Joins triangles (indices into `points`, three at a time) that share an edge into larger
@@ -1794,7 +1917,7 @@ mod tests {
     }
 
     #[test]
-    fn an_outline_that_crosses_itself_becomes_walls() {
+    fn outlines_that_cross_themselves_or_hold_agents_become_walls() {
         // A bow tie whose right loop is larger: positive area, but no clean inside.
         let bow = RawObstacle {
             points: [(0.0, 0.0), (6.0, 4.0), (6.0, -4.0), (0.0, 1.0)]
@@ -1804,7 +1927,7 @@ mod tests {
             node_pos: 0,
         };
         assert!(signed_area(&bow.points) != 0.0);
-        let (shapes, carried) = obstacle_shapes(&bow, DVec2::splat(-10.0), DVec2::splat(10.0));
+        let (shapes, carried) = obstacle_shapes(&bow, DVec2::splat(-10.0), DVec2::splat(10.0), &[]);
         assert_eq!(carried, Carried::Outline);
         let [Shape::Polyline { points, thickness }] = shapes.as_slice() else {
             panic!("{shapes:?}");
@@ -1828,8 +1951,17 @@ mod tests {
             closed: true,
             node_pos: 0,
         };
-        let (shapes, carried) = obstacle_shapes(&l, DVec2::splat(-10.0), DVec2::splat(10.0));
+        let world = (DVec2::splat(-10.0), DVec2::splat(10.0));
+        let beside = [DVec2::new(1.5, 1.5), DVec2::new(5.0, 0.5)];
+        let (shapes, carried) = obstacle_shapes(&l, world.0, world.1, &beside);
         assert_eq!((carried, shapes.len()), (Carried::Solid, 2));
+        // With an agent or goal inside (in the L's foot), a room: walls, inside left free.
+        let (shapes, carried) = obstacle_shapes(&l, world.0, world.1, &[DVec2::new(1.5, 0.5)]);
+        assert_eq!(carried, Carried::Occupied);
+        assert!(
+            matches!(shapes.as_slice(), [Shape::Polyline { .. }]),
+            "{shapes:?}"
+        );
     }
 
     #[test]
@@ -1840,7 +1972,7 @@ mod tests {
     <Goal type="point" id="b" x="0" y="-20" weight="0" />
   </GoalSet>
   <State name="Cross" final="0"><GoalSelector type="mirror" mirror_x="1" mirror_y="1" /><VelComponent type="goal" /></State>
-  <State name="Pick" final="0"><GoalSelector type="random" goal_set="g" /><VelComponent type="goal" /></State>
+  <State name="Pick" final="0"><GoalSelector type="weighted" goal_set="g" /><VelComponent type="goal" /></State>
   <State name="Back" final="0"><GoalSelector type="explicit" goal_set="g" goal="b" /><VelComponent type="goal" /></State>
   <Transition from="Cross" to="Pick"><Condition type="timer" dist="u" min="10" max="20" per_agent="1" /></Transition>
   <Transition from="Pick" to="Back"><Condition type="goal_reached" distance="0.5" /></Transition>
@@ -1867,6 +1999,19 @@ mod tests {
         let again = convert(&scene, behaviour).unwrap();
         assert_eq!(again.scenario.agents, c.scenario.agents);
         assert!(c.notes.iter().any(|n| n.contains("comes back to \"Pick\"")));
+        // `random` ignores the weights: across the eight walkers both goals are drawn.
+        let uniform = convert(
+            &scene,
+            &behaviour.replace("type=\"weighted\"", "type=\"random\""),
+        )
+        .unwrap();
+        let second: BTreeSet<String> = uniform
+            .scenario
+            .agents
+            .iter()
+            .map(|a| format!("{:?}", a.goals.targets[1]))
+            .collect();
+        assert_eq!(second.len(), 2, "{second:?}");
     }
 
     #[test]
@@ -1910,6 +2055,83 @@ mod tests {
             let e = convert(&scene, &behaviour).unwrap_err().to_string();
             assert!(e.starts_with(file) && e.contains(message), "{e}");
         }
+    }
+
+    #[test]
+    fn bad_values_are_errors_with_their_place() {
+        let grid = r#"<Generator type="rect_grid" anchor_x="-4" anchor_y="-6" offset_x="1" offset_y="-0.5" count_x="3" count_y="2" />"#;
+        let cases = [
+            // A lattice row wider than any lattice may hold: an error, not an overflow.
+            (
+                SCENE.replace(grid, r#"<Generator type="hex_lattice" anchor_x="0" anchor_y="0" density="1" width="1e300" population="4" />"#),
+                BEHAVIOUR.to_owned(),
+                "testS.xml:15:5:",
+                "the lattice would hold",
+            ),
+            // Generators that together make too many agents.
+            (
+                SCENE.replace(grid, &[r#"<Generator type="rect_grid" anchor_x="0" anchor_y="0" offset_x="1" offset_y="1" count_x="1000" count_y="1000" />"#; 2].concat()),
+                BEHAVIOUR.to_owned(),
+                "testS.xml:15:",
+                "make more than 1000000 agents",
+            ),
+            // A uniform range whose width overflows.
+            (
+                SCENE.replace(r#"<Common pref_speed="1.4" />"#, r#"<Common><Property name="pref_speed" dist="u" min="-1e308" max="1e308" /></Common>"#),
+                BEHAVIOUR.to_owned(),
+                "testS.xml:10:13:",
+                "the range -1e308 to 1e308 is too wide",
+            ),
+            (
+                SCENE.to_owned(),
+                BEHAVIOUR.replacen(r#"distance="0.25""#, r#"distance="-1""#, 1),
+                "testB.xml:30:5:",
+                "distance= must not be negative",
+            ),
+            (
+                SCENE.to_owned(),
+                BEHAVIOUR.replace(r#"<Condition type="timer" dist="c" value="3" per_agent="0" />"#, r#"<Condition type="AABB" inside="1" min_x="1" max_x="0" min_y="0" max_y="1" />"#),
+                "testB.xml:36:5:",
+                "must not be above",
+            ),
+        ];
+        for (scene, behaviour, place, message) in cases {
+            let e = convert(&scene, &behaviour).unwrap_err().to_string();
+            assert!(e.starts_with(place) && e.contains(message), "{e}");
+        }
+        // A closed obstacle with no area (its vertices on one line) is a wall, not an
+        // enclosure that would fill the world.
+        let flat = SCENE.replace(
+            "</ObstacleSet>",
+            r#"<Obstacle closed="1"><Vertex p_x="0" p_y="3" /><Vertex p_x="4" p_y="3" /><Vertex p_x="2" p_y="3" /></Obstacle></ObstacleSet>"#,
+        );
+        let c = convert(&flat, BEHAVIOUR).unwrap();
+        assert!(
+            matches!(
+                c.scenario.obstacles.last().unwrap().shape,
+                Shape::Polyline { .. }
+            ),
+            "{:?}",
+            c.scenario.obstacles
+        );
+        assert_eq!(c.scenario.obstacles.len(), 3);
+        assert!(c.notes.iter().any(|n| n.contains("bounds no clean area")));
+        // A preferred speed of 0 stands (Menge allows it); a negative one is an error.
+        let still = SCENE.replace(
+            r#"<Common pref_speed="1.4" />"#,
+            r#"<Common pref_speed="0" />"#,
+        );
+        let c = convert(&still, BEHAVIOUR).unwrap();
+        let pair = &c.scenario.agents[6..];
+        assert!(pair.iter().all(|a| a.goals.targets.is_empty()), "{pair:?}");
+        assert!(c.scenario.agents[0].goals.targets.len() == 1);
+        assert!(c.notes.iter().any(|n| n.contains("preferred speed of 0")));
+        let backwards = SCENE.replace(
+            r#"<Common pref_speed="1.4" />"#,
+            r#"<Common pref_speed="-1" />"#,
+        );
+        let e = convert(&backwards, BEHAVIOUR).unwrap_err().to_string();
+        assert!(e.contains("gives a negative speed, -1"), "{e}");
     }
 
     #[test]

@@ -133,7 +133,7 @@ struct Reader<'a, 'input> {
 
 /// A number for a message: plain, or in exponent form when it is huge (`f64`'s `Display` would
 /// write 1e308 out in 309 digits).
-fn readable(v: f64) -> String {
+pub(crate) fn readable(v: f64) -> String {
     if v.abs() < 1e9 {
         format!("{v}")
     } else {
