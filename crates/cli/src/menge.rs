@@ -14,7 +14,7 @@
 //! | `Generator` `explicit`, `rect_grid`, `hex_lattice` | the positions Menge's generators give (displacement noise dropped) |
 //! | `ObstacleSet type="explicit"`: a closed obstacle listed counter-clockwise | a solid `Polygon`; a concave one is cut into convex pieces |
 //! | a closed obstacle listed clockwise | an enclosure: the ground outside it, within the world, cut into convex pieces |
-//! | an open obstacle, or a closed one whose outline touches or crosses itself or encloses no area | a `Polyline` along its edges, [`OPEN_WALL_THICKNESS`] wide (noted for a closed one) |
+//! | an open obstacle, or a closed one whose outline touches or crosses itself, encloses no area, or goes round agents' starts or goals (Menge's agents meet an obstacle's edges from outside only) | a `Polyline` along its edges, [`OPEN_WALL_THICKNESS`] wide (noted for a closed one) |
 //!
 //! | Menge (behaviour) | scenario |
 //! |---|---|
