@@ -37,6 +37,17 @@ pub const FLATNESS_THRESHOLD: f64 = 1e-8;
 /// Potential of the iso-contour that becomes a sub-goal, p_min = 1 − 1e-5 (seed 000 §4.2).
 pub const SUBGOAL_LEVEL: f64 = 1.0 - 1e-5;
 
+/// Sub-goals a [`SubgoalStack`] holds at most by default.
+///
+/// Each sub-goal carries the agent about five decades of `1 − p` further (from 1 at its goals
+/// to the next iso-contour at 1e-5), about 9 cells along a one-cell passage and 12 along a
+/// two-cell one, so 256 of them cover a passage some 2,000–3,000 cells long. Every layer holds
+/// a whole field (about 13 bytes a cell with its region labels), shared through the
+/// [`SubgoalCache`] by the agents that need it: 256 layers of a 260 × 260 map take about
+/// 220 MB. A converted Menge maze (1 m corridors, 0.25 m cells) needed 118; the cap was 64 before,
+/// which left those walkers without a direction.
+pub const MAX_SUBGOAL_DEPTH: usize = 256;
+
 /// Residual to which sub-goal fields are solved.
 const SUBGOAL_TOLERANCE: f64 = 1e-13;
 
@@ -172,12 +183,23 @@ impl Default for SubgoalStack {
 }
 
 impl SubgoalStack {
-    /// An empty stack that holds at most 64 sub-goals.
+    /// An empty stack that holds at most [`MAX_SUBGOAL_DEPTH`] sub-goals.
     pub fn new() -> Self {
+        Self::with_max_depth(MAX_SUBGOAL_DEPTH)
+    }
+
+    /// An empty stack that holds at most `max_depth` sub-goals: where more would be needed,
+    /// [`Self::descent`] gives no direction.
+    pub fn with_max_depth(max_depth: usize) -> Self {
         Self {
             layers: Vec::new(),
-            max_depth: 64,
+            max_depth,
         }
+    }
+
+    /// The most sub-goals this stack holds.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
     }
 
     /// Sub-goals currently stacked.

@@ -99,7 +99,9 @@ pub use batch::{BATCH_LANES, BATCH_LANES_F32, FieldBatch, FieldBatchF32, SKEWED_
 pub use bias::{Bias, MAX_BIAS, StencilWeights};
 pub use error::FieldError;
 pub use field::{CellKind, Field};
-pub use flatness::{FLATNESS_THRESHOLD, SUBGOAL_LEVEL, SubgoalCache, SubgoalStack};
+pub use flatness::{
+    FLATNESS_THRESHOLD, MAX_SUBGOAL_DEPTH, SUBGOAL_LEVEL, SubgoalCache, SubgoalStack,
+};
 pub use grid::{GridGeometry, MAX_GRID_CELLS, floor_i32, floor_i64};
 pub use multigrid::{MultigridSolver, MultigridWorkspace, SolveReport};
 pub use raster::{Coverage, Shape, rasterise_goal, rasterise_obstacle};

@@ -3,7 +3,8 @@
 //! stacking sub-goals, and the stack is empty on arrival.
 
 use crowdfield_field::{
-    Bias, CellKind, Field, GridGeometry, MultigridSolver, SubgoalCache, SubgoalStack,
+    Bias, CellKind, Field, GridGeometry, MAX_SUBGOAL_DEPTH, MultigridSolver, SubgoalCache,
+    SubgoalStack,
 };
 use glam::DVec2;
 
@@ -153,4 +154,59 @@ fn a_shared_cache_gives_no_direction_and_builds_nothing_for_points_off_the_grid(
         assert!(stack.is_empty());
     }
     assert!(cache.is_empty());
+}
+
+/// 840×5 cells of 1 m: a goal at the west end of a one-cell passage 830 cells long (row 2).
+fn long_passage_map() -> Field<f64> {
+    let (w, h) = (840, 5);
+    let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, w, h).unwrap(), 1.0);
+    for x in 1..w - 1 {
+        for y in [1, 3] {
+            f.set_obstacle(x, y).unwrap();
+        }
+    }
+    f.set_goal(2, 2).unwrap();
+    f
+}
+
+/// Walks from `start` along `stack`'s descent in half-cell steps; the deepest stack on the
+/// way, or `None` where the descent gave out before the goal.
+fn walk_to_goal(f: &Field<f64>, stack: &mut SubgoalStack, start: DVec2) -> Option<usize> {
+    let g = *f.geometry();
+    let mut pos = start;
+    let mut deepest = 0;
+    for _ in 0..4_000 {
+        let cell = g.world_to_cell(pos);
+        if f.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal) {
+            return Some(deepest);
+        }
+        let d = stack.descent(f, pos).unwrap();
+        deepest = deepest.max(stack.len());
+        pos += d.try_normalize()? * 0.5;
+    }
+    None
+}
+
+#[test]
+fn a_passage_longer_than_64_sub_goals_is_walked_to_its_end() {
+    // Each sub-goal carries about nine cells along a one-cell passage: 830 cells need more
+    // than the 64 the stack held before (and fewer than MAX_SUBGOAL_DEPTH).
+    let mut f = long_passage_map();
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let start = f.geometry().cell_centre(835, 2);
+    assert!(f.is_flat_at_cell(835, 2));
+    let mut stack = SubgoalStack::new();
+    let deepest = walk_to_goal(&f, &mut stack, start).expect("the walker stopped short");
+    println!("deepest sub-goal stack: {deepest}");
+    assert!(
+        (65..=MAX_SUBGOAL_DEPTH).contains(&deepest),
+        "needed {deepest} sub-goals"
+    );
+    assert!(stack.is_empty());
+    // A stack capped below what the passage needs gives no direction at the far end.
+    let mut short = SubgoalStack::with_max_depth(64);
+    assert_eq!(short.descent(&f, start).unwrap(), DVec2::ZERO);
+    assert_eq!(short.len(), 64);
 }
