@@ -105,6 +105,15 @@ enum Command {
         /// are 0.5 m) open; without it, on every cell they touch (the default).
         #[arg(long)]
         centre_coverage: bool,
+        /// Cell size of the global maps, in metres (the scenario's `global_cell_size`; default
+        /// 0.5). Passages narrower than about two cells plus twice the inflation close in them:
+        /// a maze of 1 m corridors needs 0.25.
+        #[arg(long, value_parser = positive_metres)]
+        global_cell_size: Option<f64>,
+        /// Radius the global maps grow obstacles by, in metres (the scenario's
+        /// `global_inflation`; default 0.25); the walkers' radius keeps the most room.
+        #[arg(long, value_parser = non_negative_metres)]
+        global_inflation: Option<f64>,
     },
     /// Run a scenario through the plugin and write trajectories.csv, agents.csv, metrics.json and
     /// plots.
@@ -281,12 +290,37 @@ fn validate(scenario: &Path) -> bool {
     }
 }
 
+/// A length in metres above 0 (`--global-cell-size`).
+fn positive_metres(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err("must be finite and above 0".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A length in metres, 0 or more (`--global-inflation`).
+fn non_negative_metres(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err("must be finite and 0 or more".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What `convert` sets in the scenario besides what it reads.
+struct ConvertOptions {
+    centre_coverage: bool,
+    global_cell_size: Option<f64>,
+    global_inflation: Option<f64>,
+}
+
 fn convert(
     path: PathBuf,
     behaviour: Option<PathBuf>,
     out: Option<PathBuf>,
     seed: u64,
-    centre: bool,
+    options: ConvertOptions,
 ) -> ExitCode {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -295,7 +329,7 @@ fn convert(
             return ExitCode::from(2);
         }
     };
-    let coverage = if centre {
+    let coverage = if options.centre_coverage {
         Coverage::Centre
     } else {
         Coverage::Touch
@@ -307,7 +341,7 @@ fn convert(
         || ["<Project", "<Experiment", "<BFSM"]
             .iter()
             .any(|tag| text.contains(tag) && !text.contains("<SteerBenchTestCase"));
-    let converted = if menge {
+    let mut converted = if menge {
         match from_menge_files(&path, behaviour.as_deref(), seed, coverage) {
             Ok(c) => c,
             Err(e) => {
@@ -331,6 +365,18 @@ fn convert(
     };
     for note in &converted.notes {
         eprintln!("{note}");
+    }
+    let settings = &mut converted.scenario.settings;
+    if options.global_cell_size.is_some() {
+        settings.global_cell_size = options.global_cell_size;
+    }
+    if options.global_inflation.is_some() {
+        settings.global_inflation = options.global_inflation;
+    }
+    // Finer cells may make the world's grid too large: refused here rather than at `run`.
+    if let Err(e) = converted.scenario.check_world() {
+        eprintln!("{}: {e}", path.display());
+        return ExitCode::from(2);
     }
     let Some(out) = out else {
         println!("{}", converted.scenario.to_ron());
@@ -405,7 +451,19 @@ fn main() -> ExitCode {
             out,
             seed,
             centre_coverage,
-        } => convert(file, behaviour, out, seed, centre_coverage),
+            global_cell_size,
+            global_inflation,
+        } => convert(
+            file,
+            behaviour,
+            out,
+            seed,
+            ConvertOptions {
+                centre_coverage,
+                global_cell_size,
+                global_inflation,
+            },
+        ),
         Command::Bench {
             scenarios,
             max_steps,

@@ -1316,3 +1316,128 @@ fn centre_coverage_lets_wide_walkers_through_a_door() {
     let closed = run(&door("Touch"));
     assert_eq!(closed.arrived, 0, "{closed:?}");
 }
+
+/// Three walkers of 0.19 m radius leave a room through a 1 m corridor with two bends, as in
+/// Menge's maze: with the default global cells (0.5 m, obstacles grown by 0.25 m) the corridor
+/// is closed in the global map and nobody has a route; `convert --global-cell-size 0.25
+/// --global-inflation 0.19 --centre-coverage` keeps it open and all three arrive, touching
+/// nothing. Cells too fine for the world's grid are refused without writing a file.
+#[test]
+fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
+    let dir = scratch("menge-corridor");
+    std::fs::create_dir_all(dir.join("zz")).unwrap();
+    std::fs::write(
+        dir.join("zz.xml"),
+        r#"<Project scene="zz/zzS.xml" behavior="zz/zzB.xml" />"#,
+    )
+    .unwrap();
+    // The walkable ground's outline, clockwise: an enclosure (left room, corridor, right room).
+    let outline: [(f64, f64); 16] = [
+        (-12.0, 3.0),
+        (-8.0, 3.0),
+        (-8.0, 0.5),
+        (-0.5, 0.5),
+        (-0.5, 6.5),
+        (8.0, 6.5),
+        (8.0, 9.0),
+        (12.0, 9.0),
+        (12.0, 3.0),
+        (8.0, 3.0),
+        (8.0, 5.5),
+        (0.5, 5.5),
+        (0.5, -0.5),
+        (-8.0, -0.5),
+        (-8.0, -3.0),
+        (-12.0, -3.0),
+    ];
+    let vertices: String = outline
+        .iter()
+        .map(|(x, y)| format!(r#"<Vertex p_x="{x}" p_y="{y}" />"#))
+        .collect();
+    std::fs::write(
+        dir.join("zz/zzS.xml"),
+        format!(
+            r#"<Experiment version="2.0">
+  <AgentProfile name="walker"><Common r="0.19" pref_speed="1.04" /></AgentProfile>
+  <AgentGroup>
+    <ProfileSelector type="const" name="walker" />
+    <StateSelector type="const" name="Walk" />
+    <Generator type="rect_grid" anchor_x="-11" anchor_y="-1" offset_x="0" offset_y="1" count_x="1" count_y="3" />
+  </AgentGroup>
+  <ObstacleSet type="explicit" class="1"><Obstacle closed="1">{vertices}</Obstacle></ObstacleSet>
+</Experiment>"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("zz/zzB.xml"),
+        r#"<BFSM>
+  <GoalSet id="0"><Goal type="AABB" id="0" min_x="9.5" min_y="4" max_x="11.5" max_y="8" /></GoalSet>
+  <State name="Walk" final="0">
+    <GoalSelector type="explicit" goal_set="0" goal="0" /><VelComponent type="goal" />
+  </State>
+  <State name="Stop" final="1"><GoalSelector type="identity" /><VelComponent type="zero" /></State>
+  <Transition from="Walk" to="Stop"><Condition type="goal_reached" distance="0.25" /></Transition>
+</BFSM>"#,
+    )
+    .unwrap();
+    let convert = |out: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+            .arg("convert")
+            .arg(dir.join("zz.xml"))
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let run = |s: &Scenario| {
+        run_scenario(
+            s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps: 400 },
+                ..Default::default()
+            },
+        )
+        .metrics
+    };
+    let coarse_out = dir.join("coarse.scenario.ron");
+    assert!(convert(&coarse_out, &[]).status.success());
+    let coarse = load(&coarse_out).unwrap();
+    assert_eq!(coarse.settings.global_cell_size, None);
+    let m = run(&coarse);
+    assert_eq!((m.arrived, m.unreachable), (0, 3), "{m:?}");
+
+    let fine_out = dir.join("fine.scenario.ron");
+    let fine_args = [
+        "--global-cell-size",
+        "0.25",
+        "--global-inflation",
+        "0.19",
+        "--centre-coverage",
+    ];
+    let converted = convert(&fine_out, &fine_args);
+    assert!(converted.status.success(), "{converted:?}");
+    let fine = load(&fine_out).unwrap();
+    assert_eq!(
+        (
+            fine.settings.global_cell_size,
+            fine.settings.global_inflation
+        ),
+        (Some(0.25), Some(0.19))
+    );
+    let m = run(&fine);
+    assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+    assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+
+    // Too fine for the world's grid, or not a length: refused, nothing written.
+    let refused = dir.join("refused.scenario.ron");
+    for bad in [
+        ["--global-cell-size", "0.0001"],
+        ["--global-inflation", "-1"],
+    ] {
+        let said = convert(&refused, &bad);
+        assert_eq!(said.status.code(), Some(2), "{bad:?}: {said:?}");
+        assert!(!refused.exists(), "{bad:?}");
+    }
+}
