@@ -106,8 +106,8 @@ enum Command {
         #[arg(long)]
         centre_coverage: bool,
         /// Cell size of the global maps, in metres (the scenario's `global_cell_size`; default
-        /// 0.5). Passages narrower than about two cells plus twice the inflation close in them:
-        /// a maze of 1 m corridors needs 0.25.
+        /// 0.5). Passages narrower than about two cells plus twice the inflation may close in
+        /// them: a maze of 1 m corridors needs 0.25 with an inflation of 0.19.
         #[arg(long, value_parser = positive_metres)]
         global_cell_size: Option<f64>,
         /// Radius the global maps grow obstacles by, in metres (the scenario's

@@ -781,33 +781,20 @@ mod tests {
 
         // Two on one spot deep in a wall that fills the area's east half: no cell of theirs
         // reaches the walkable half, and neither counts.
-        let wall = Shape::Aabb {
-            min: DVec2::new(0.0, -10.0),
-            max: DVec2::new(10.0, 10.0),
-        };
-        let mut m = Measurer::new(
-            &[Measurement::Area {
-                name: String::new(),
-                min: bevy::math::Vec2::splat(-2.0),
-                max: bevy::math::Vec2::splat(2.0),
-            }],
-            (DVec2::splat(-100.0), DVec2::splat(100.0)),
-            &[wall],
-            0.5,
-        );
+        let mut m = half_walled_area();
         let deep = DVec2::new(1.5, 0.0);
         m.observe(1, &[at(deep), at(deep)]);
         let (areas, _) = m.finish();
         assert_eq!(areas[0].samples[0].voronoi_density, 0.0, "{:?}", areas[0]);
     }
 
-    #[test]
-    fn obstacles_leave_the_walkable_area() {
+    /// A measurer of the 4 m × 4 m area round the origin, whose east half (x ≥ 0) a wall fills.
+    fn half_walled_area() -> Measurer {
         let wall = Shape::Aabb {
             min: DVec2::new(0.0, -10.0),
             max: DVec2::new(10.0, 10.0),
         };
-        let m = Measurer::new(
+        Measurer::new(
             &[Measurement::Area {
                 name: String::new(),
                 min: bevy::math::Vec2::splat(-2.0),
@@ -816,7 +803,12 @@ mod tests {
             (DVec2::splat(-100.0), DVec2::splat(100.0)),
             &[wall],
             0.5,
-        );
+        )
+    }
+
+    #[test]
+    fn obstacles_leave_the_walkable_area() {
+        let m = half_walled_area();
         let (areas, _) = m.finish();
         assert!((areas[0].area_m2 - 8.0).abs() < 1e-9, "{:?}", areas[0]);
     }

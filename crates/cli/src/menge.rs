@@ -437,6 +437,18 @@ impl<'a, 'input> Reader<'a, 'input> {
         (p.row, p.col)
     }
 
+    /// The document's root element, which must be `<tag>` (`what` names the file's kind in the
+    /// error).
+    fn root(&self, tag: &str, what: &str) -> Result<Node<'a, 'input>, ConvertError> {
+        let root = self.doc.root_element();
+        let found = root.tag_name().name();
+        if found == tag {
+            Ok(root)
+        } else {
+            Err(self.error_at(root, format!("expected {what} (<{tag}>), found <{found}>")))
+        }
+    }
+
     fn error_at(&self, node: Node, message: impl Into<String>) -> ConvertError {
         self.error_pos(node.range().start, message)
     }
@@ -546,16 +558,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         draw: &mut ChaCha8Rng,
         coverage: Coverage,
     ) -> Result<SceneParts, ConvertError> {
-        let root = self.doc.root_element();
-        if root.tag_name().name() != "Experiment" {
-            return Err(self.error_at(
-                root,
-                format!(
-                    "expected a Menge scene (<Experiment>), found <{}>",
-                    root.tag_name().name()
-                ),
-            ));
-        }
+        let root = self.root("Experiment", "a Menge scene")?;
         let mut profiles: HashMap<&str, Profile> = HashMap::new();
         let mut parts = SceneParts {
             agents: Vec::new(),
@@ -977,16 +980,7 @@ impl<'a, 'input> Reader<'a, 'input> {
     // ------------------------------------------------------------------ the behaviour
 
     fn machine(&self, notes: &mut Notes, draw: &mut ChaCha8Rng) -> Result<Machine, ConvertError> {
-        let root = self.doc.root_element();
-        if root.tag_name().name() != "BFSM" {
-            return Err(self.error_at(
-                root,
-                format!(
-                    "expected a Menge behaviour (<BFSM>), found <{}>",
-                    root.tag_name().name()
-                ),
-            ));
-        }
+        let root = self.root("BFSM", "a Menge behaviour")?;
         let mut sets: HashMap<&str, Vec<(&str, Goal)>> = HashMap::new();
         for set in Self::elements(root).filter(|n| n.tag_name().name() == "GoalSet") {
             let id = self.text(set, "id")?.trim();
@@ -2093,6 +2087,19 @@ mod tests {
                 BEHAVIOUR.replace(r#"<Condition type="timer" dist="c" value="3" per_agent="0" />"#, r#"<Condition type="AABB" inside="1" min_x="1" max_x="0" min_y="0" max_y="1" />"#),
                 "testB.xml:36:5:",
                 "must not be above",
+            ),
+            // The two files swapped.
+            (
+                BEHAVIOUR.to_owned(),
+                BEHAVIOUR.to_owned(),
+                "testS.xml:2:1:",
+                "expected a Menge scene (<Experiment>), found <BFSM>",
+            ),
+            (
+                SCENE.to_owned(),
+                SCENE.to_owned(),
+                "testB.xml:2:1:",
+                "expected a Menge behaviour (<BFSM>), found <Experiment>",
             ),
         ];
         for (scene, behaviour, place, message) in cases {

@@ -40,12 +40,13 @@ pub const SUBGOAL_LEVEL: f64 = 1.0 - 1e-5;
 /// Sub-goals a [`SubgoalStack`] holds at most by default.
 ///
 /// Each sub-goal carries the agent about five decades of `1 − p` further (from 1 at its goals
-/// to the next iso-contour at 1e-5), about 9 cells along a one-cell passage and 12 along a
-/// two-cell one, so 256 of them cover a passage some 2,000–3,000 cells long. Every layer holds
-/// a whole field (about 13 bytes a cell with its region labels), shared through the
-/// [`SubgoalCache`] by the agents that need it: 256 layers of a 260 × 260 map take about
-/// 220 MB. A converted Menge maze (1 m corridors, 0.25 m cells) needed 118; the cap was 64 before,
-/// which left those walkers without a direction.
+/// to the next iso-contour at 1e-5): about 8 cells along a one-cell passage (830 cells took 103
+/// sub-goals in the test `a_passage_longer_than_64_sub_goals_is_walked_to_its_end`) and 11
+/// along a two-cell one (1,193 cells took 107), so 256 of them cover a passage some
+/// 2,000–2,800 cells long. Every layer holds a whole field and its region labels (13 bytes a
+/// cell), shared through the [`SubgoalCache`] by the agents that need it: 256 layers of a
+/// 260 × 260 map take about 220 MB. Walkers in a converted Menge maze (1 m corridors, 0.25 m
+/// cells) needed up to 118; the cap was 64 before, which left them without a direction.
 pub const MAX_SUBGOAL_DEPTH: usize = 256;
 
 /// Residual to which sub-goal fields are solved.

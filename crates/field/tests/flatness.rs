@@ -170,7 +170,7 @@ fn long_passage_map() -> Field<f64> {
 }
 
 /// Walks from `start` along `stack`'s descent in half-cell steps; the deepest stack on the
-/// way, or `None` where the descent gave out before the goal.
+/// way, or `None` where the descent gave out (or 4,000 steps ran out) before the goal.
 fn walk_to_goal(f: &Field<f64>, stack: &mut SubgoalStack, start: DVec2) -> Option<usize> {
     let g = *f.geometry();
     let mut pos = start;
@@ -189,7 +189,7 @@ fn walk_to_goal(f: &Field<f64>, stack: &mut SubgoalStack, start: DVec2) -> Optio
 
 #[test]
 fn a_passage_longer_than_64_sub_goals_is_walked_to_its_end() {
-    // Each sub-goal carries about nine cells along a one-cell passage: 830 cells need more
+    // Each sub-goal carries about eight cells along a one-cell passage: 830 cells need more
     // than the 64 the stack held before (and fewer than MAX_SUBGOAL_DEPTH).
     let mut f = long_passage_map();
     MultigridSolver::new()
