@@ -525,10 +525,57 @@ impl<T: Potential> Field<T> {
     /// The descent direction at a world point: the bilinear interpolation of the four
     /// surrounding cell-centre descents. Units as [`Self::descent_at_cell`]. Zero outside the grid.
     pub fn descent_at(&self, point: DVec2) -> DVec2 {
+        let Some((corners, [fx, fy])) = self.corner_descents(point) else {
+            return DVec2::ZERO;
+        };
+        let [d00, d10, d01, d11] = corners.map(|(_, d)| d);
+        d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+    }
+
+    /// The descent at a world point interpolated over the surrounding cell centres that are not
+    /// obstacles, their bilinear weights rescaled to sum to one; [`Self::descent_at`] where all
+    /// four are obstacles. Zero outside the grid.
+    ///
+    /// An obstacle cell's central difference reads the cells on both sides of it, so where an
+    /// obstacle is one cell thick (an agent's disc in a local map) it carries the potential of
+    /// the far side into the interpolation: a walker touching a neighbour would be drawn towards
+    /// whatever lies beyond that neighbour. Only a free cell's difference belongs to the space
+    /// the walker stands in. A point within a free cell always has that cell among its corners,
+    /// with a weight of at least a quarter.
+    pub fn free_descent_at(&self, point: DVec2) -> DVec2 {
+        let Some((corners, [fx, fy])) = self.corner_descents(point) else {
+            return DVec2::ZERO;
+        };
+        let weights = [
+            (1.0 - fx) * (1.0 - fy),
+            fx * (1.0 - fy),
+            (1.0 - fx) * fy,
+            fx * fy,
+        ];
+        let (mut sum, mut total) = (DVec2::ZERO, 0.0);
+        for ((open, d), w) in corners.iter().zip(weights) {
+            if *open {
+                sum += *d * w;
+                total += w;
+            }
+        }
+        if total > 0.0 {
+            sum / total
+        } else {
+            let [d00, d10, d01, d11] = corners.map(|(_, d)| d);
+            d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+        }
+    }
+
+    /// The four cell centres around a world point (lower left, lower right, upper left, upper
+    /// right): whether each is not an obstacle, and its descent; with the point's fractions
+    /// between them. `None` outside the grid.
+    #[allow(clippy::type_complexity)]
+    fn corner_descents(&self, point: DVec2) -> Option<([(bool, DVec2); 4], [f64; 2])> {
         let g = self.geometry.world_to_grid(point);
         let max = DVec2::new(self.width() as f64 - 1.0, self.height() as f64 - 1.0);
         if !(g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5) {
-            return DVec2::ZERO;
+            return None;
         }
         let g = g.clamp(DVec2::ZERO, max);
         let x0 = (floor_i32(g.x).max(0) as usize).min(self.width() - 2);
@@ -559,7 +606,16 @@ impl<T: Potential> Field<T> {
                 self.descent_at_cell(x0 + 1, y0 + 1),
             ]
         };
-        d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+        let open = |x: usize, y: usize| self.kinds[y * w + x] != CellKind::Obstacle;
+        Some((
+            [
+                (open(x0, y0), d00),
+                (open(x0 + 1, y0), d10),
+                (open(x0, y0 + 1), d01),
+                (open(x0 + 1, y0 + 1), d11),
+            ],
+            [fx, fy],
+        ))
     }
 
     /// The potential at a world point, bilinearly interpolated between cell centres. `None`
@@ -768,6 +824,30 @@ mod tests {
         assert_eq!(f.descent_at(DVec2::new(-50.0, 0.0)), DVec2::ZERO);
     }
 
+    /// A one-cell obstacle below the point, with low potential beyond it: the plain descent
+    /// reads the far side through the obstacle's own difference and points into it; the free
+    /// descent keeps to the free cells' differences and points up, away from it.
+    #[test]
+    fn free_descent_does_not_look_through_a_thin_obstacle() {
+        let mut f = field(7, 7);
+        for y in 0..7 {
+            for x in 0..7 {
+                // Falling upwards (1 - p grows by 1e-6 a row) above row 2 ...
+                f.potentials_mut()[y * 7 + x] = 1.0 - 1e-6 * y as f64;
+            }
+        }
+        // ... and far lower below it, behind a one-cell obstacle at (3, 2).
+        f.potentials_mut()[7 + 3] = 0.5;
+        f.set_obstacle(3, 2).unwrap();
+        let point = f.geometry().cell_centre(3, 3) - DVec2::new(0.0, 0.4);
+        assert!(f.descent_at(point).y < 0.0, "{}", f.descent_at(point));
+        let free = f.free_descent_at(point);
+        assert!(free.y > 0.0 && free.x.abs() < 1e-12, "{free}");
+        // Away from obstacles the two agree.
+        let open = f.geometry().cell_centre(3, 4) + DVec2::new(0.2, 0.3);
+        assert!((f.free_descent_at(open) - f.descent_at(open)).length() < 1e-15);
+    }
+
     /// What reopening must give: free cells keep their potential bit for bit, every other
     /// interior cell restarts at `value`, and the border closes at 1.
     fn reopened_by_select<T: Potential>(f: &Field<T>, value: f64) -> Vec<T> {
@@ -900,6 +980,57 @@ mod tests {
                 DVec2::ZERO
             };
             proptest::prop_assert_eq!(f.descent_at(point), want);
+        }
+
+        /// Over the corners that are not obstacles, the free descent is the bilinear weights'
+        /// mean of their cell descents; with every corner an obstacle it is the plain descent.
+        #[test]
+        fn free_descent_leaves_out_obstacle_corners(
+            w in 3usize..9,
+            h in 3usize..9,
+            seed in 0u64..1000,
+            mask in 0u64..u64::MAX,
+            gx in -0.5f64..9.0,
+            gy in -0.5f64..9.0,
+        ) {
+            let mut f = field(w, h);
+            for (i, p) in f.potentials_mut().iter_mut().enumerate() {
+                *p = ((i as u64 * 7919 + seed * 104_729) % 1000) as f64 * 1e-3;
+            }
+            for y in 1..h - 1 {
+                for x in 1..w - 1 {
+                    if mask >> ((y * w + x) % 64) & 1 == 1 {
+                        f.set_obstacle(x, y).unwrap();
+                    }
+                }
+            }
+            let point = f.geometry().cell_centre(0, 0) + DVec2::new(gx, gy);
+            let got = f.free_descent_at(point);
+            let g = f.geometry().world_to_grid(point);
+            let max = DVec2::new(w as f64 - 1.0, h as f64 - 1.0);
+            if !(g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5) {
+                proptest::prop_assert_eq!(got, DVec2::ZERO);
+                return Ok(());
+            }
+            let g = g.clamp(DVec2::ZERO, max);
+            let x0 = (floor_i32(g.x).max(0) as usize).min(w - 2);
+            let y0 = (floor_i32(g.y).max(0) as usize).min(h - 2);
+            let (fx, fy) = (g.x - x0 as f64, g.y - y0 as f64);
+            let corners = [
+                (x0, y0, (1.0 - fx) * (1.0 - fy)),
+                (x0 + 1, y0, fx * (1.0 - fy)),
+                (x0, y0 + 1, (1.0 - fx) * fy),
+                (x0 + 1, y0 + 1, fx * fy),
+            ];
+            let (mut sum, mut total) = (DVec2::ZERO, 0.0);
+            for (x, y, weight) in corners {
+                if f.kind(x, y) != Some(CellKind::Obstacle) {
+                    sum += f.descent_at_cell(x, y) * weight;
+                    total += weight;
+                }
+            }
+            let want = if total > 0.0 { sum / total } else { f.descent_at(point) };
+            proptest::prop_assert!((got - want).length() < 1e-12, "{got} against {want}");
         }
     }
 

@@ -19,16 +19,20 @@
 //! field changes. A sub-goal field depends only on its parent field and on the connected free
 //! region the agent stands in, so every agent of that region on that base field would build the
 //! same one: a [`SubgoalCache`] shared by their stacks builds it once
-//! ([`SubgoalStack::descent_shared`]).
+//! ([`SubgoalStack::descent_shared`]). An agent whose own cell is not free (it stands in an
+//! obstacle's margin grown on the grid, which the real shape leaves clear) takes the region of
+//! the nearest free cell within two cells: otherwise a flat field there would leave it without
+//! a direction for as long as it stands still.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use glam::DVec2;
+use glam::{DVec2, IVec2};
 
 use crate::FieldError;
 use crate::bias::Bias;
 use crate::field::{CellKind, Field};
+use crate::grid::GridGeometry;
 use crate::multigrid::MultigridSolver;
 
 /// ‖∇p‖ below which a field counts as flat at a point (seed 000 §4.2).
@@ -142,7 +146,6 @@ impl SubgoalCache {
         if !parent.geometry().contains_cell(cell) {
             return Ok(None);
         }
-        let i = cell.y as usize * parent.width() + cell.x as usize;
         let mut inner = self.lock();
         let base_labels;
         let labels: &[u32] = match below {
@@ -155,10 +158,9 @@ impl SubgoalCache {
                 &base_labels
             }
         };
-        let region = labels[i];
-        if region == NO_REGION {
+        let Some(region) = region_near(labels, parent.geometry(), position, cell) else {
             return Ok(None);
-        }
+        };
         let mut key = below.map_or_else(Vec::new, |l| l.key.clone());
         key.push(region);
         if let Some(layer) = inner.layers.get(&key) {
@@ -337,6 +339,46 @@ fn build_layer(
         key,
         labels,
     }))
+}
+
+/// How many cells from the agent's own a sub-goal's region is looked for when that cell is not
+/// free (an obstacle grown on the global grid reaches a cell or two past the real shape).
+const REGION_SEARCH_CELLS: i32 = 2;
+
+/// The region of `cell`, or, where `cell` is not free (the agent stands in an obstacle's grown
+/// margin, which the real shape leaves clear, or on a goal cell of the layer below), the region
+/// of the free cell nearest to `position` within [`REGION_SEARCH_CELLS`]; ties go to the lower
+/// cell index. `None` where no free cell is that near.
+fn region_near(
+    labels: &[u32],
+    geometry: &GridGeometry,
+    position: DVec2,
+    cell: IVec2,
+) -> Option<u32> {
+    let w = geometry.width();
+    let at = |c: IVec2| labels[c.y as usize * w + c.x as usize];
+    if at(cell) != NO_REGION {
+        return Some(at(cell));
+    }
+    if !position.is_finite() {
+        return None;
+    }
+    let r = REGION_SEARCH_CELLS;
+    let mut best: Option<(f64, usize, u32)> = None;
+    for dy in -r..=r {
+        for dx in -r..=r {
+            let c = cell + IVec2::new(dx, dy);
+            if !geometry.contains_cell(c) || at(c) == NO_REGION {
+                continue;
+            }
+            let d = (geometry.cell_centre(c.x as usize, c.y as usize) - position).length_squared();
+            let i = c.y as usize * w + c.x as usize;
+            if best.is_none_or(|(bd, bi, _)| (d, i) < (bd, bi)) {
+                best = Some((d, i, at(c)));
+            }
+        }
+    }
+    best.map(|(_, _, region)| region)
 }
 
 /// Every free cell labelled with its 4-connected free region (regions numbered in scan order

@@ -90,6 +90,39 @@ fn a_region_with_no_route_gets_no_direction() {
     assert_eq!(d, DVec2::ZERO);
 }
 
+/// A walker may stand in a cell the grid counts as obstacle (an obstacle grown by the walker's
+/// radius covers part of a cell the real shape leaves clear). Where the field is flat there, the
+/// sub-goal is built for the region of the nearest free cell, so the walker still gets a way;
+/// deep inside an obstacle, with no free cell within two cells, it gets none.
+#[test]
+fn a_walker_on_an_obstacle_cell_beside_a_flat_room_gets_a_sub_goal() {
+    let mut f = passage_map();
+    MultigridSolver::new()
+        .solve(&mut f, &Bias::HARMONIC, 1e-14)
+        .unwrap();
+    let g = *f.geometry();
+    // In the wall cell (69, 12), 0.1 m from the far room's first column.
+    let start = g.cell_centre(69, 12) + DVec2::new(0.4, 0.0);
+    assert_eq!(f.kind(69, 12), Some(CellKind::Obstacle));
+    assert!(f.descent_at(start).length() < 1e-8, "flat there");
+    let mut stack = SubgoalStack::new();
+    let d = stack.descent(&f, start).unwrap();
+    assert!(d.length() >= 1e-8, "no direction from the wall's margin");
+    assert!(!stack.is_empty());
+    let mut walker = SubgoalStack::new();
+    assert!(
+        walk_to_goal(&f, &mut walker, start).is_some(),
+        "did not reach the goal"
+    );
+    // Five cells deep in the wall: nothing free within two cells.
+    let mut deep = SubgoalStack::new();
+    assert_eq!(
+        deep.descent(&f, g.cell_centre(45, 15)).unwrap(),
+        DVec2::ZERO
+    );
+    assert!(deep.is_empty());
+}
+
 #[test]
 fn agents_sharing_a_sub_goal_cache_get_the_same_directions_from_fewer_solves() {
     let mut f = passage_map();

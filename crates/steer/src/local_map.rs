@@ -500,9 +500,10 @@ impl LocalMap {
         );
     }
 
-    /// Descent at a world point (interpolated between cell centres).
+    /// Descent at a world point, interpolated between the cell centres around it that are not
+    /// obstacles ([`Field::free_descent_at`]).
     pub fn descent_at(&self, position: DVec2) -> DVec2 {
-        self.field.descent_at(position)
+        self.field.free_descent_at(position)
     }
 }
 
