@@ -36,6 +36,24 @@ impl CellKind {
     }
 }
 
+/// The four cell centres around a world point, in the order lower left, lower right, upper
+/// left, upper right: whether each is not an obstacle, its descent, and the point's fractions
+/// between them.
+struct Corners {
+    open: [bool; 4],
+    descent: [DVec2; 4],
+    fraction: DVec2,
+}
+
+impl Corners {
+    /// The bilinear interpolation of the four descents.
+    fn bilinear(&self) -> DVec2 {
+        let [d00, d10, d01, d11] = self.descent;
+        let DVec2 { x: fx, y: fy } = self.fraction;
+        d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+    }
+}
+
 /// Potentials of type `T` (`f64` for global maps, `f32` allowed for small local maps) on a grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field<T: Potential = f64> {
@@ -525,11 +543,7 @@ impl<T: Potential> Field<T> {
     /// The descent direction at a world point: the bilinear interpolation of the four
     /// surrounding cell-centre descents. Units as [`Self::descent_at_cell`]. Zero outside the grid.
     pub fn descent_at(&self, point: DVec2) -> DVec2 {
-        let Some((corners, [fx, fy])) = self.corner_descents(point) else {
-            return DVec2::ZERO;
-        };
-        let [d00, d10, d01, d11] = corners.map(|(_, d)| d);
-        d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+        self.corners(point).map_or(DVec2::ZERO, |c| c.bilinear())
     }
 
     /// The descent at a world point interpolated over the surrounding cell centres that are not
@@ -543,9 +557,10 @@ impl<T: Potential> Field<T> {
     /// the walker stands in. A point within a free cell always has that cell among its corners,
     /// with a weight of at least a quarter.
     pub fn free_descent_at(&self, point: DVec2) -> DVec2 {
-        let Some((corners, [fx, fy])) = self.corner_descents(point) else {
+        let Some(c) = self.corners(point) else {
             return DVec2::ZERO;
         };
+        let (fx, fy) = (c.fraction.x, c.fraction.y);
         let weights = [
             (1.0 - fx) * (1.0 - fy),
             fx * (1.0 - fy),
@@ -553,25 +568,21 @@ impl<T: Potential> Field<T> {
             fx * fy,
         ];
         let (mut sum, mut total) = (DVec2::ZERO, 0.0);
-        for ((open, d), w) in corners.iter().zip(weights) {
+        for ((open, d), w) in c.open.iter().zip(c.descent).zip(weights) {
             if *open {
-                sum += *d * w;
+                sum += d * w;
                 total += w;
             }
         }
         if total > 0.0 {
             sum / total
         } else {
-            let [d00, d10, d01, d11] = corners.map(|(_, d)| d);
-            d00.lerp(d10, fx).lerp(d01.lerp(d11, fx), fy)
+            c.bilinear()
         }
     }
 
-    /// The four cell centres around a world point (lower left, lower right, upper left, upper
-    /// right): whether each is not an obstacle, and its descent; with the point's fractions
-    /// between them. `None` outside the grid.
-    #[allow(clippy::type_complexity)]
-    fn corner_descents(&self, point: DVec2) -> Option<([(bool, DVec2); 4], [f64; 2])> {
+    /// The four cell centres around a world point, `None` outside the grid.
+    fn corners(&self, point: DVec2) -> Option<Corners> {
         let g = self.geometry.world_to_grid(point);
         let max = DVec2::new(self.width() as f64 - 1.0, self.height() as f64 - 1.0);
         if !(g.x >= -0.5 && g.y >= -0.5 && g.x <= max.x + 0.5 && g.y <= max.y + 0.5) {
@@ -607,15 +618,16 @@ impl<T: Potential> Field<T> {
             ]
         };
         let open = |x: usize, y: usize| self.kinds[y * w + x] != CellKind::Obstacle;
-        Some((
-            [
-                (open(x0, y0), d00),
-                (open(x0 + 1, y0), d10),
-                (open(x0, y0 + 1), d01),
-                (open(x0 + 1, y0 + 1), d11),
+        Some(Corners {
+            open: [
+                open(x0, y0),
+                open(x0 + 1, y0),
+                open(x0, y0 + 1),
+                open(x0 + 1, y0 + 1),
             ],
-            [fx, fy],
-        ))
+            descent: [d00, d10, d01, d11],
+            fraction: DVec2::new(fx, fy),
+        })
     }
 
     /// The potential at a world point, bilinearly interpolated between cell centres. `None`

@@ -794,7 +794,7 @@ fn warm_started_sweeps_against_thirty_cold_ones() {
                 let choose = |field: &Field<f64>| {
                     decide(
                         agent.heading,
-                        field.descent_at(agent.position),
+                        field.free_descent_at(agent.position),
                         agent.params.heading,
                         agent.params.speed,
                     )
