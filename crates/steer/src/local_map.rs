@@ -416,6 +416,57 @@ impl LocalMap {
         }
     }
 
+    /// Sets to 0 the free cells nearest to `target` among those the agent can reach from the
+    /// window's centre cell through free interior cells (a settling agent's goal, see
+    /// [`ArrivalAction::Settle`](crate::ArrivalAction::Settle)): those whose centre lies within
+    /// `radius` of `target`, or within half a cell beyond the nearest one's distance where that
+    /// is farther. Agents standing round the target push the goal out to the nearest place
+    /// still open; a pocket walled in by them is left out, since the agent could not walk
+    /// into it. Returns the cells set (none where the centre cell is shut in).
+    pub fn stamp_nearest_free(&mut self, target: DVec2, radius: f64) -> usize {
+        let n = self.settings.side;
+        let geometry = *self.field.geometry();
+        let distance = |x: usize, y: usize| (geometry.cell_centre(x, y) - target).length();
+        let open = |field: &Field<f64>, x: usize, y: usize| {
+            x > 0 && y > 0 && x < n - 1 && y < n - 1 && field.kind(x, y) == Some(CellKind::Free)
+        };
+        // The interior cells reachable from the centre, 4-connected.
+        let mut reached = vec![false; n * n];
+        let mut todo = vec![self.centre()];
+        let mut nearest = f64::INFINITY;
+        while let Some((x, y)) = todo.pop() {
+            if !open(&self.field, x, y) || std::mem::replace(&mut reached[y * n + x], true) {
+                continue;
+            }
+            nearest = nearest.min(distance(x, y));
+            todo.extend([(x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)]);
+        }
+        if !nearest.is_finite() {
+            return 0;
+        }
+        let reach = radius.max(nearest + geometry.cell_size() * 0.5);
+        let mut set = 0;
+        for y in 1..n - 1 {
+            for x in 1..n - 1 {
+                if reached[y * n + x]
+                    && distance(x, y) <= reach
+                    && self.field.set_goal(x, y).is_ok()
+                {
+                    set += 1;
+                }
+            }
+        }
+        set
+    }
+
+    /// Whether `position` lies on one of the window's goal cells.
+    pub fn is_goal_at(&self, position: DVec2) -> bool {
+        let geometry = self.field.geometry();
+        let cell = geometry.world_to_cell(position);
+        geometry.contains_cell(cell)
+            && self.field.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Goal)
+    }
+
     /// Sets the intermediate goal: the border cells nearest to where the ray from the centre
     /// along `direction` leaves the window. Returns the cells set (none for a zero direction).
     pub fn project_goal(&mut self, direction: DVec2) -> &[(usize, usize)] {
@@ -606,6 +657,57 @@ mod tests {
             .filter(|i| m.field().kinds()[*i] == CellKind::Goal)
             .count();
         assert_eq!(goals, 3);
+    }
+
+    /// A settling agent's goal is the nearest open place it can walk to: the target's own
+    /// cell while open, a ring round a pocket that obstacles shut, its own cell when it is
+    /// shut in itself.
+    #[test]
+    fn the_nearest_free_goal_leaves_out_what_the_agent_cannot_reach() {
+        let at = DVec2::new(0.25, 0.25);
+        let goals = |m: &LocalMap| -> Vec<(usize, usize)> {
+            (0..15 * 15)
+                .filter(|i| m.field().kinds()[*i] == CellKind::Goal)
+                .map(|i| (i % 15, i / 15))
+                .collect()
+        };
+        let mut m = LocalMap::new(LocalMapSettings::default(), at).unwrap();
+        // Cell (11, 7)'s centre: the window's origin is at -3.5 m, its cells 0.5 m.
+        let target = DVec2::new(2.25, 0.25);
+        assert_eq!(m.stamp_nearest_free(target, 0.25), 1);
+        assert_eq!(goals(&m), vec![(11, 7)]);
+        assert!(m.is_goal_at(target) && !m.is_goal_at(at));
+        // Shut the target's cell in: the goal is the nearest open cells round the ring.
+        m.recentre(at);
+        for (x, y) in (10..=12).flat_map(|x| (6..=8).map(move |y| (x, y))) {
+            if (x, y) != (11, 7) {
+                m.field_mut().set_obstacle(x, y).unwrap();
+            }
+        }
+        let set = m.stamp_nearest_free(target, 0.25);
+        let cells = goals(&m);
+        assert_eq!(set, cells.len());
+        assert!(!cells.contains(&(11, 7)), "the pocket");
+        assert!(cells.contains(&(9, 7)) && cells.contains(&(11, 5)));
+        for (x, y) in cells {
+            let d = (m.field().geometry().cell_centre(x, y) - target).length();
+            assert!(
+                (1.0 - 1e-9..=1.25 + 1e-9).contains(&d),
+                "({x}, {y}) at {d} m"
+            );
+        }
+        // The agent shut in itself: the nearest place it can reach is where it stands.
+        m.recentre(at);
+        for (x, y) in [(6, 7), (8, 7), (7, 6), (7, 8)] {
+            m.field_mut().set_obstacle(x, y).unwrap();
+        }
+        assert_eq!(m.stamp_nearest_free(target, 0.25), 1);
+        assert_eq!(goals(&m), vec![(7, 7)]);
+        assert!(m.is_goal_at(at));
+        // Its own cell an obstacle (a neighbour's disc stamped over it): no goal at all.
+        m.recentre(at);
+        m.field_mut().set_obstacle(7, 7).unwrap();
+        assert_eq!(m.stamp_nearest_free(target, 0.25), 0);
     }
 
     #[test]

@@ -183,6 +183,10 @@ pub(super) fn commit_agent(
     agent.heading = plan.heading;
     agent.speed_factor = plan.speed_factor;
     agent.bias = plan.bias;
+    if agent.settling {
+        settle(agent, w);
+        return;
+    }
     if plan.recovered {
         report.recovered.push(id);
     }
@@ -251,9 +255,45 @@ fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut 
     agent.speed_factor = 0.0;
     if reached {
         report.arrived.push(id);
+        if agent.params.on_arrival == ArrivalAction::Settle {
+            agent.settling = true;
+            agent.progress_mark = agent.position;
+        }
     }
     if agent.params.on_arrival == ArrivalAction::Despawn {
         report.removed.push((id, agent.position));
         *slot = None;
+    }
+}
+
+/// A settling agent's step after the guard ([`ArrivalAction::Settle`]): it stays arrived, and
+/// stops walking in on one of its local map's goal cells (the open cells nearest the goal's
+/// centre), within its arrival radius of the centre, or after `stuck_after` steps without
+/// coming a local cell nearer the centre (walking round those settled there is no progress).
+fn settle(agent: &mut Agent, w: &CommitWorld<'_>) {
+    agent.state = AgentState::Arrived;
+    let Some(centre) = agent
+        .params
+        .goals
+        .get(agent.goal_index)
+        .and_then(|g| w.goals.get(g.0 as usize))
+        .map(|g| g.centre)
+    else {
+        agent.settling = false;
+        return;
+    };
+    // `progress_mark` holds the nearest point to the centre so far.
+    let distance = (centre - agent.position).length();
+    if distance <= (centre - agent.progress_mark).length() - agent.params.local_map.cell_size {
+        agent.progress_mark = agent.position;
+        agent.stalled = 0;
+    } else {
+        agent.stalled += 1;
+    }
+    let done = distance <= agent.params.arrival_radius || agent.local.is_goal_at(agent.position);
+    if done || agent.stalled >= w.stuck_after {
+        agent.settling = false;
+        agent.speed_factor = 0.0;
+        agent.stalled = 0;
     }
 }

@@ -204,6 +204,17 @@ pub enum ArrivalAction {
     Stop,
     /// Leave the crowd.
     Despawn,
+    /// Walk on into the last goal's region, towards its centre, to make room behind, then
+    /// stay as with [`Stop`](Self::Stop). Walkers that stop where they first touch an area goal
+    /// stand in its doorway; these clear it. The agent is reported arrived once, when it
+    /// first reaches the goal, and is in state [`AgentState::Arrived`] from then on while it
+    /// keeps planning (a local map whose only goal is a disc of `arrival_radius` round the
+    /// goal's centre, guarded as any step). It stops planning within `arrival_radius` of the
+    /// centre, or after [`CrowdSettings::stuck_after`] steps without progress (those settled
+    /// before it fill the way), and never moves again unless given new goals. Meant for area
+    /// goals: for a line to cross it walks to the line's middle. A goal given up on its time
+    /// limit is not walked into.
+    Settle,
 }
 
 /// Where an agent stands.
@@ -295,6 +306,8 @@ pub struct Agent {
     progress_mark: DVec2,
     /// Planner steps spent on the current goal.
     steps_on_goal: u32,
+    /// Arrived with [`ArrivalAction::Settle`] and still walking in.
+    settling: bool,
 }
 
 impl Agent {
@@ -309,12 +322,18 @@ impl Agent {
             .is_some_and(|limit| self.steps_on_goal >= limit)
     }
 
-    /// Whether the agent takes part in planning (everything but arrived).
+    /// Whether the agent takes part in planning (everything but arrived, and arrived agents
+    /// still settling).
     fn plans(&self) -> bool {
-        matches!(
-            self.state,
-            AgentState::Moving | AgentState::Waiting | AgentState::Stuck | AgentState::Unreachable
-        ) && self.goal_index < self.params.goals.len()
+        (self.settling
+            || matches!(
+                self.state,
+                AgentState::Moving
+                    | AgentState::Waiting
+                    | AgentState::Stuck
+                    | AgentState::Unreachable
+            ))
+            && self.goal_index < self.params.goals.len()
     }
 
     /// Heading and speed from the relaxed local map.
@@ -359,6 +378,10 @@ impl Agent {
     /// The speed factor of the last step (0 = stopped by the speed law).
     pub fn speed_factor(&self) -> f64 {
         self.speed_factor
+    }
+    /// Whether it arrived with [`ArrivalAction::Settle`] and is still walking into its goal.
+    pub fn is_settling(&self) -> bool {
+        self.settling
     }
     /// Index into `params.goals` of the current goal.
     pub fn goal_index(&self) -> usize {
@@ -679,6 +702,7 @@ impl Crowd {
         agent.subgoals.clear();
         agent.stalled = 0;
         agent.progress_mark = agent.position;
+        agent.settling = false;
         Ok(())
     }
 
@@ -781,6 +805,7 @@ impl Crowd {
             stalled: 0,
             progress_mark: p,
             steps_on_goal: 0,
+            settling: false,
             params,
         };
         let id = self.agents.len();

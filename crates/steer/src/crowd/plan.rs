@@ -77,7 +77,12 @@ impl World<'_> {
         let goal_id = agent.params.goals[agent.goal_index];
         let goal = &self.goals[goal_id.0 as usize];
         let depth_before = agent.subgoals.len();
-        let flow = if goal.search.is_some() {
+        // Settling after arrival (`ArrivalAction::Settle`): inside the goal its map is flat,
+        // so the way in is the straight line to the goal's centre.
+        let settling = agent.settling;
+        let flow = if settling {
+            goal.centre - pos
+        } else if goal.search.is_some() {
             // A search map changes every step: no sub-goals on it.
             goal.map.descent_at(pos)
         } else {
@@ -87,7 +92,8 @@ impl World<'_> {
                 .unwrap_or(DVec2::ZERO)
         };
         let recovered = agent.subgoals.len() > depth_before;
-        let unreachable = flow == DVec2::ZERO
+        let unreachable = !settling
+            && flow == DVec2::ZERO
             && goal.known()
             && goal
                 .shape
@@ -293,10 +299,23 @@ impl World<'_> {
         }
         local.clear_outside_view(facing);
         let (glo, ghi) = goal.bounds;
-        if goal.known() && glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
+        // A settling agent's goal: the open cells nearest the goal's centre once the centre is
+        // inside the window (no border goal then, which would draw it past the centre and round
+        // those standing there), the border towards the centre before.
+        let cell = agent.params.local_map.cell_size;
+        let centre_inside = settling
+            && goal.centre.cmpge(lo + DVec2::splat(cell)).all()
+            && goal.centre.cmple(hi - DVec2::splat(cell)).all();
+        if settling {
+            if centre_inside {
+                local.stamp_nearest_free(goal.centre, agent.params.arrival_radius);
+            }
+        } else if goal.known() && glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
             local.stamp_goal(&goal.shape);
         }
-        local.project_goal(if flow_dir != DVec2::ZERO {
+        local.project_goal(if centre_inside {
+            DVec2::ZERO
+        } else if flow_dir != DVec2::ZERO {
             flow_dir
         } else if goal.known() {
             goal.centre - pos
