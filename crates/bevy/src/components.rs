@@ -63,7 +63,8 @@ pub struct AgentGoals {
     pub targets: Vec<GoalTarget>,
     /// Distance to a goal region that counts as reached.
     pub arrival_radius: f64,
-    /// What happens after the last target: stop (an obstacle for others) or despawn the entity.
+    /// What happens after the last target: stop (an obstacle for others), walk on into the
+    /// target's region to make room and stop there, or despawn the entity.
     pub on_arrival: ArrivalAction,
     /// Seconds the agent may spend on each target, by index (missing or `None`: no limit;
     /// finite and non-negative, or the agent is rejected). When one runs out the agent gives
@@ -101,6 +102,15 @@ impl AgentGoals {
     /// Despawn the entity after the last goal.
     pub fn then_despawn(mut self) -> Self {
         self.on_arrival = ArrivalAction::Despawn;
+        self
+    }
+
+    /// After the last goal, walk on into its region towards its centre and stop there
+    /// ([`ArrivalAction::Settle`]), so that walkers who arrive later find the way in open.
+    /// The agent is `Arrived` (and its [`AgentArrived`](crate::AgentArrived) message written)
+    /// when it first reaches the goal; its [`AgentPlan`] goes on moving it while it settles.
+    pub fn then_settle(mut self) -> Self {
+        self.on_arrival = ArrivalAction::Settle;
         self
     }
 }

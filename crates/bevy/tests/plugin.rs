@@ -556,6 +556,39 @@ fn arrived_agents_that_asked_to_leave_are_despawned() {
     run_until(&mut app, 3, |_| false);
 }
 
+/// A walker that settles on arrival says so once, where it first reaches the room, stays
+/// `Arrived`, and goes on walking to the room's middle; its Transform follows.
+#[test]
+fn arrived_agents_that_settle_walk_on_to_the_middle() {
+    let mut app = app(20.0, 10.0);
+    let room = GoalTarget::Region(Shape::Aabb {
+        min: DVec2::new(8.0, 2.0),
+        max: DVec2::new(14.0, 8.0),
+    });
+    let goals = AgentGoals {
+        targets: vec![room],
+        arrival_radius: 0.25,
+        ..Default::default()
+    }
+    .then_settle();
+    let walker = agent(&mut app, Vec2::new(2.0, 5.0), goals);
+    let steps = run_until(&mut app, 200, |app| !seen(app).arrived.is_empty());
+    assert!(steps < 200);
+    let at_edge = planned(&app, walker);
+    assert!(at_edge.x < 8.0, "reported at the edge: {at_edge}");
+    run_until(&mut app, 60, |_| false);
+    assert_eq!(seen(&app).arrived, vec![walker], "said once");
+    assert_eq!(state(&app, walker), AgentState::Arrived);
+    let middle = Vec2::new(11.0, 5.0);
+    let settled = planned(&app, walker);
+    assert!(settled.distance(middle) < 0.5, "settled at {settled}");
+    let shown = app.world().get::<Transform>(walker).unwrap().translation;
+    assert!(shown.truncate().distance(settled) < 1e-4, "{shown}");
+    let world = app.world().resource::<CrowdWorld>();
+    let id = world.agent_id(walker).unwrap();
+    assert!(!world.crowd().unwrap().agent(id).unwrap().is_settling());
+}
+
 /// `line_of_sight`: a walker that heads towards its nearest neighbour ignores one behind a
 /// rapier wall when sight is on, and picks it when sight is off.
 #[test]

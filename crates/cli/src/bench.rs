@@ -810,10 +810,19 @@ fn follow(
     period: f64,
 ) {
     for (w, id) in walkers.iter_mut().zip(ids) {
-        if w.arrived.is_some() || w.gave_up {
+        if w.gave_up {
             continue;
         }
         let agent = crowd.agent(*id);
+        if w.arrived.is_some() {
+            // One settling into its goal (`ArrivalAction::Settle`) still moves; its walk was
+            // measured to its arrival.
+            if let Some(next) = agent.map(|a| a.position()) {
+                w.velocity = (next - w.position) / period;
+                w.position = next;
+            }
+            continue;
+        }
         // One that left the crowd in this step is found in the report, where it left.
         let left = || {
             let removed = &report?.removed;

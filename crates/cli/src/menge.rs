@@ -32,7 +32,10 @@
 //! Each agent's walk through the state machine is followed from its first state, one transition
 //! per state (the first listed; others are noted), until a final state, a state that stands or a
 //! state already visited (Menge's loops run once: a scenario's goal list is finite). Every
-//! walker stops at its last goal (`on_arrival: Stop`), as Menge's agents stay in the world.
+//! walker settles into its last goal (`on_arrival: Settle`, noted): Menge's agents stay in the
+//! world, and one that stops at a goal's edge is pushed aside by those arriving after it
+//! (Menge's pedestrian models give way both ways); ours would stand firm in the goal's doorway,
+//! so it walks on towards the goal's middle instead.
 //! Pedestrian-model parameters, time steps, actions, events, elevations and views have no
 //! counterpart and are listed in [`Converted::notes`]; navigation meshes, goal paths and the
 //! conditions not above are errors with their position.
@@ -1354,15 +1357,18 @@ impl Machine {
         notes: &mut Notes,
     ) -> AgentGoals {
         let mut goals = AgentGoals {
-            on_arrival: ArrivalAction::Stop,
+            on_arrival: ArrivalAction::Settle,
             ..Default::default()
         };
         let mut radius: Option<f64> = None;
         let mut at = start;
         let mut seen = vec![false; self.states.len()];
+        // The state the walk ends in (set on entering each).
+        let mut last;
         let mut state = first;
         loop {
             let s = &self.states[state];
+            last = state;
             if std::mem::replace(&mut seen[state], true) {
                 notes.add(format!(
                     "{}: the state machine comes back to {:?}: its goals are listed once",
@@ -1470,6 +1476,13 @@ impl Machine {
                 Some(e) => state = self.next(&e.next, rng),
                 None => break,
             }
+        }
+        if !goals.targets.is_empty() {
+            let s = &self.states[last];
+            notes.add(format!(
+                "{}: the walk ends in state {:?}: the walker walks on into its last goal and stops there (`on_arrival: Settle`), where Menge's agent stops at the goal's edge and is pushed aside by those arriving after it",
+                s.place, s.name
+            ));
         }
         if goals.time_limits.iter().all(Option::is_none) {
             goals.time_limits.clear();
@@ -1801,7 +1814,7 @@ mod tests {
             })]
         );
         assert_eq!(grid.goals.arrival_radius, 0.25);
-        assert_eq!(grid.goals.on_arrival, ArrivalAction::Stop);
+        assert_eq!(grid.goals.on_arrival, ArrivalAction::Settle);
         assert!(grid.goals.time_limits.is_empty());
         // The pair inherits the radius and overrides the speed; each picks the nearer point,
         // the wait is dropped, then the circle.

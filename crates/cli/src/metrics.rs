@@ -357,11 +357,14 @@ impl Recorder {
                 // Done in an earlier step; one that stopped still stands in the crowd, and has
                 // a row where it stands, as the measurements count it.
                 if let Some((_, agent)) = agent {
-                    discs.push((agent.position(), agent.params().radius));
+                    // One settling into its goal (`ArrivalAction::Settle`) still moves.
+                    let position = agent.position();
+                    discs.push((position, agent.params().radius));
                     observed.push(Observed {
-                        previous: agent.position(),
-                        position: agent.position(),
+                        previous: track.last_exact.unwrap_or(position),
+                        position,
                     });
+                    track.last_exact = Some(position);
                     let state = if track.gave_up {
                         Some(RowState::TimedOut)
                     } else {

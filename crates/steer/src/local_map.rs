@@ -417,39 +417,50 @@ impl LocalMap {
     }
 
     /// Sets to 0 the free cells nearest to `target` among those the agent can reach from the
-    /// window's centre cell through free interior cells (a settling agent's goal, see
-    /// [`ArrivalAction::Settle`](crate::ArrivalAction::Settle)): those whose centre lies within
-    /// `radius` of `target`, or within half a cell beyond the nearest one's distance where that
-    /// is farther. Agents standing round the target push the goal out to the nearest place
-    /// still open; a pocket walled in by them is left out, since the agent could not walk
-    /// into it. Returns the cells set (none where the centre cell is shut in).
-    pub fn stamp_nearest_free(&mut self, target: DVec2, radius: f64) -> usize {
+    /// window's centre cell through free interior cells and whose centre `allowed` accepts (a
+    /// settling agent's goal, see [`ArrivalAction::Settle`](crate::ArrivalAction::Settle)):
+    /// those within half a cell beyond the nearest one's distance. Agents standing round the
+    /// target push the goal out to
+    /// the nearest place still open; a pocket walled in by them is left out, since the agent
+    /// could not walk into it. Where no reachable cell is allowed, the agent's own cell is the
+    /// goal: it stays. Returns the cells set (none where its own cell is an obstacle).
+    pub fn stamp_nearest_free(&mut self, target: DVec2, allowed: impl Fn(DVec2) -> bool) -> usize {
         let n = self.settings.side;
         let geometry = *self.field.geometry();
         let distance = |x: usize, y: usize| (geometry.cell_centre(x, y) - target).length();
         let open = |field: &Field<f64>, x: usize, y: usize| {
             x > 0 && y > 0 && x < n - 1 && y < n - 1 && field.kind(x, y) == Some(CellKind::Free)
         };
-        // The interior cells reachable from the centre, 4-connected.
+        let (cx, cy) = self.centre();
+        if !open(&self.field, cx, cy) {
+            return 0;
+        }
+        // The interior cells reachable from the centre, 4-connected, and those allowed.
         let mut reached = vec![false; n * n];
-        let mut todo = vec![self.centre()];
+        let mut todo = vec![(cx, cy)];
         let mut nearest = f64::INFINITY;
         while let Some((x, y)) = todo.pop() {
             if !open(&self.field, x, y) || std::mem::replace(&mut reached[y * n + x], true) {
                 continue;
             }
-            nearest = nearest.min(distance(x, y));
+            // Cells not allowed are walked through all the same.
+            if allowed(geometry.cell_centre(x, y)) {
+                nearest = nearest.min(distance(x, y));
+            }
             todo.extend([(x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)]);
         }
         if !nearest.is_finite() {
-            return 0;
+            let _ = self.field.set_goal(cx, cy);
+            return 1;
         }
-        let reach = radius.max(nearest + geometry.cell_size() * 0.5);
+        let reach = nearest + geometry.cell_size() * 0.5;
         let mut set = 0;
         for y in 1..n - 1 {
             for x in 1..n - 1 {
+                let centre = geometry.cell_centre(x, y);
                 if reached[y * n + x]
                     && distance(x, y) <= reach
+                    && allowed(centre)
                     && self.field.set_goal(x, y).is_ok()
                 {
                     set += 1;
@@ -660,8 +671,8 @@ mod tests {
     }
 
     /// A settling agent's goal is the nearest open place it can walk to: the target's own
-    /// cell while open, a ring round a pocket that obstacles shut, its own cell when it is
-    /// shut in itself.
+    /// cell while open, a ring round a pocket that obstacles shut, the nearest cells allowed,
+    /// its own cell when it is shut in itself or no cell is allowed.
     #[test]
     fn the_nearest_free_goal_leaves_out_what_the_agent_cannot_reach() {
         let at = DVec2::new(0.25, 0.25);
@@ -674,7 +685,7 @@ mod tests {
         let mut m = LocalMap::new(LocalMapSettings::default(), at).unwrap();
         // Cell (11, 7)'s centre: the window's origin is at -3.5 m, its cells 0.5 m.
         let target = DVec2::new(2.25, 0.25);
-        assert_eq!(m.stamp_nearest_free(target, 0.25), 1);
+        assert_eq!(m.stamp_nearest_free(target, |_| true), 1);
         assert_eq!(goals(&m), vec![(11, 7)]);
         assert!(m.is_goal_at(target) && !m.is_goal_at(at));
         // Shut the target's cell in: the goal is the nearest open cells round the ring.
@@ -684,7 +695,7 @@ mod tests {
                 m.field_mut().set_obstacle(x, y).unwrap();
             }
         }
-        let set = m.stamp_nearest_free(target, 0.25);
+        let set = m.stamp_nearest_free(target, |_| true);
         let cells = goals(&m);
         assert_eq!(set, cells.len());
         assert!(!cells.contains(&(11, 7)), "the pocket");
@@ -701,13 +712,21 @@ mod tests {
         for (x, y) in [(6, 7), (8, 7), (7, 6), (7, 8)] {
             m.field_mut().set_obstacle(x, y).unwrap();
         }
-        assert_eq!(m.stamp_nearest_free(target, 0.25), 1);
+        assert_eq!(m.stamp_nearest_free(target, |_| true), 1);
         assert_eq!(goals(&m), vec![(7, 7)]);
         assert!(m.is_goal_at(at));
+        // Only cells west of x = 0 allowed: those of column x = -0.25 m within 2.75 m of it.
+        m.recentre(at);
+        m.stamp_nearest_free(target, |c| c.x < 0.0);
+        assert_eq!(goals(&m), vec![(6, 5), (6, 6), (6, 7), (6, 8), (6, 9)]);
+        // None allowed: it stays where it stands.
+        m.recentre(at);
+        assert_eq!(m.stamp_nearest_free(target, |_| false), 1);
+        assert_eq!(goals(&m), vec![(7, 7)]);
         // Its own cell an obstacle (a neighbour's disc stamped over it): no goal at all.
         m.recentre(at);
         m.field_mut().set_obstacle(7, 7).unwrap();
-        assert_eq!(m.stamp_nearest_free(target, 0.25), 0);
+        assert_eq!(m.stamp_nearest_free(target, |_| true), 0);
     }
 
     #[test]

@@ -267,9 +267,9 @@ fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut 
 }
 
 /// A settling agent's step after the guard ([`ArrivalAction::Settle`]): it stays arrived, and
-/// stops walking in on one of its local map's goal cells (the open cells nearest the goal's
-/// centre), within its arrival radius of the centre, or after `stuck_after` steps without
-/// coming a local cell nearer the centre (walking round those settled there is no progress).
+/// stops walking in on one of its local map's goal cells (the open cells of the goal nearest
+/// its centre) or after `stuck_after` steps without coming a local cell nearer the centre
+/// (walking round those settled there is no progress).
 fn settle(agent: &mut Agent, w: &CommitWorld<'_>) {
     agent.state = AgentState::Arrived;
     let Some(centre) = agent
@@ -290,7 +290,7 @@ fn settle(agent: &mut Agent, w: &CommitWorld<'_>) {
     } else {
         agent.stalled += 1;
     }
-    let done = distance <= agent.params.arrival_radius || agent.local.is_goal_at(agent.position);
+    let done = agent.local.is_goal_at(agent.position);
     if done || agent.stalled >= w.stuck_after {
         agent.settling = false;
         agent.speed_factor = 0.0;

@@ -208,12 +208,14 @@ pub enum ArrivalAction {
     /// stay as with [`Stop`](Self::Stop). Walkers that stop where they first touch an area goal
     /// stand in its doorway; these clear it. The agent is reported arrived once, when it
     /// first reaches the goal, and is in state [`AgentState::Arrived`] from then on while it
-    /// keeps planning (a local map whose only goal is a disc of `arrival_radius` round the
-    /// goal's centre, guarded as any step). It stops planning within `arrival_radius` of the
-    /// centre, or after [`CrowdSettings::stuck_after`] steps without progress (those settled
-    /// before it fill the way), and never moves again unless given new goals. Meant for area
-    /// goals: for a line to cross it walks to the line's middle. A goal given up on its time
-    /// limit is not walked into.
+    /// keeps planning, guarded as any step, with a local map whose goal is the way to the
+    /// centre: the border towards it while the centre is beyond the window, then the open cells
+    /// inside the region nearest the centre among those it can reach (those settled before it
+    /// push them out; where none is left it stays where it is, so a full goal keeps the margin
+    /// where others arrive as `Stop` does). It stops planning on one of those cells, or after
+    /// [`CrowdSettings::stuck_after`] steps without coming a local cell nearer the centre, and
+    /// never moves again unless given new goals. Meant for area goals: for a line to cross it
+    /// walks to the line's middle. A goal given up on its time limit is not walked into.
     Settle,
 }
 

@@ -308,7 +308,11 @@ impl World<'_> {
             && goal.centre.cmple(hi - DVec2::splat(cell)).all();
         if settling {
             if centre_inside {
-                local.stamp_nearest_free(goal.centre, agent.params.arrival_radius);
+                // Only cells inside the goal's region: a crowd settled round the centre of a
+                // small goal must not fill the margin where those after it arrive.
+                local.stamp_nearest_free(goal.centre, |c| {
+                    goal.shape.distance(c).is_ok_and(|d| d <= 0.0)
+                });
             }
         } else if goal.known() && glo.x <= hi.x && glo.y <= hi.y && ghi.x >= lo.x && ghi.y >= lo.y {
             local.stamp_goal(&goal.shape);
