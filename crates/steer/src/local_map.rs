@@ -427,7 +427,6 @@ impl LocalMap {
     pub fn stamp_nearest_free(&mut self, target: DVec2, allowed: impl Fn(DVec2) -> bool) -> usize {
         let n = self.settings.side;
         let geometry = *self.field.geometry();
-        let distance = |x: usize, y: usize| (geometry.cell_centre(x, y) - target).length();
         let open = |field: &Field<f64>, x: usize, y: usize| {
             x > 0 && y > 0 && x < n - 1 && y < n - 1 && field.kind(x, y) == Some(CellKind::Free)
         };
@@ -435,36 +434,34 @@ impl LocalMap {
         if !open(&self.field, cx, cy) {
             return 0;
         }
-        // The interior cells reachable from the centre, 4-connected, and those allowed.
+        // The interior cells reachable from the centre, 4-connected; those allowed are kept
+        // with their distance to the target (the others are walked through all the same).
         let mut reached = vec![false; n * n];
         let mut todo = vec![(cx, cy)];
-        let mut nearest = f64::INFINITY;
+        let mut allowed_cells: Vec<(usize, usize, f64)> = Vec::new();
         while let Some((x, y)) = todo.pop() {
             if !open(&self.field, x, y) || std::mem::replace(&mut reached[y * n + x], true) {
                 continue;
             }
-            // Cells not allowed are walked through all the same.
-            if allowed(geometry.cell_centre(x, y)) {
-                nearest = nearest.min(distance(x, y));
+            let centre = geometry.cell_centre(x, y);
+            if allowed(centre) {
+                allowed_cells.push((x, y, (centre - target).length()));
             }
             todo.extend([(x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)]);
         }
+        let nearest = allowed_cells
+            .iter()
+            .map(|c| c.2)
+            .fold(f64::INFINITY, f64::min);
         if !nearest.is_finite() {
             let _ = self.field.set_goal(cx, cy);
             return 1;
         }
         let reach = nearest + geometry.cell_size() * 0.5;
         let mut set = 0;
-        for y in 1..n - 1 {
-            for x in 1..n - 1 {
-                let centre = geometry.cell_centre(x, y);
-                if reached[y * n + x]
-                    && distance(x, y) <= reach
-                    && allowed(centre)
-                    && self.field.set_goal(x, y).is_ok()
-                {
-                    set += 1;
-                }
+        for (x, y, d) in allowed_cells {
+            if d <= reach && self.field.set_goal(x, y).is_ok() {
+                set += 1;
             }
         }
         set

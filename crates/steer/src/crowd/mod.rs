@@ -214,8 +214,9 @@ pub enum ArrivalAction {
     /// push them out; where none is left it stays where it is, so a full goal keeps the margin
     /// where others arrive as `Stop` does). It stops planning on one of those cells, or after
     /// [`CrowdSettings::stuck_after`] steps without coming a local cell nearer the centre, and
-    /// never moves again unless given new goals. Meant for area goals: for a line to cross it
-    /// walks to the line's middle. A goal given up on its time limit is not walked into.
+    /// never moves again unless given new goals. Meant for area goals: at a line goal it heads
+    /// for the line's middle and settles on the line's cells nearest it, or stays where none
+    /// is within reach. A goal given up on its time limit is not walked into.
     Settle,
 }
 

@@ -299,8 +299,8 @@ impl World<'_> {
         }
         local.clear_outside_view(facing);
         let (glo, ghi) = goal.bounds;
-        // A settling agent's goal: the open cells nearest the goal's centre once the centre is
-        // inside the window (no border goal then, which would draw it past the centre and round
+        // A settling agent's goal: the open cells of the goal nearest its centre once the
+        // centre is inside the window (no border goal then, which would draw it past the centre and round
         // those standing there), the border towards the centre before.
         let cell = agent.params.local_map.cell_size;
         let centre_inside = settling
