@@ -411,13 +411,14 @@ fn duration_text(ms: f64) -> String {
 }
 
 /// The agents a run summary must account for besides the arrived ones: `", 2 rejected, 1
-/// unreachable, 3 timed out"` (nothing when there are none); standing agents are not in the
+/// unreachable, 1 stuck, 3 timed out"` (nothing when there are none); standing agents are not in the
 /// walkers' count before it.
 fn not_walking(m: &Metrics) -> String {
     [
         (m.standing, "standing"),
         (m.rejected, "rejected"),
         (m.unreachable, "unreachable"),
+        (m.stuck, "stuck"),
         (m.timed_out, "timed out"),
         (m.not_placed, "not placed"),
     ]

@@ -25,7 +25,9 @@ pub const PLE_WALKING: f64 = 1.26;
 
 /// Penetration (metres) below which touching discs do not count as an overlap: the collision
 /// guard keeps agents at contact, and contact in floating point can read as a few nanometres.
-pub const OVERLAP_TOLERANCE: f64 = 1e-6;
+/// The crowd's own [`CONTACT_TOLERANCE`](bevy_crowdfield::steer::CONTACT_TOLERANCE), which spawning
+/// uses too.
+pub const OVERLAP_TOLERANCE: f64 = bevy_crowdfield::steer::CONTACT_TOLERANCE;
 
 /// Most rejected agents a report names one by one (the run's standard error, the bench's
 /// Markdown); the rest are counted, and metrics.json and bench.json list them all.
@@ -51,6 +53,11 @@ pub struct Metrics {
     /// their place and check again every step). An `--until-arrived` run does not wait for those
     /// with no goal time limit, which nothing in a headless run can free.
     pub unreachable: usize,
+    /// Agents still on their way when the run ended that had made no progress for the crowd's
+    /// `stuck_after` steps (state `Stuck`: down the field they follow, so a walker circling
+    /// round a goal it cannot get into is stuck however far it walks; see
+    /// [`CrowdSettings::stuck_after`](bevy_crowdfield::steer::CrowdSettings::stuck_after)).
+    pub stuck: usize,
     /// Agents with no target at all that the plugin took: they stand where they were placed,
     /// obstacles for the others (the ambush's pocket of people), and take no part in the
     /// arrival, time, path and effort figures below. One it rejected counts as rejected.
@@ -155,6 +162,9 @@ pub enum Outcome {
     Unreachable,
     /// Still on its way when the run ended (the step cap, or `--steps`).
     Walking,
+    /// Still on its way when the run ended, but with no progress for the crowd's `stuck_after`
+    /// steps ([`Metrics::stuck`]).
+    Stuck,
     /// Rejected by the plugin ([`Metrics::rejections`] says why).
     Rejected,
     /// Had no target: stood where it was placed.
@@ -226,6 +236,8 @@ struct Track {
     rejection: Option<String>,
     /// In the `Unreachable` state at the last step observed.
     unreachable: bool,
+    /// In the `Stuck` state at the last step observed.
+    stuck: bool,
     effort: f64,
     /// The agent's crowd id and goal count, once seen in the crowd.
     id: Option<(AgentId, usize)>,
@@ -402,6 +414,7 @@ impl Recorder {
                 continue;
             };
             track.unreachable = state == AgentState::Unreachable;
+            track.stuck = state == AgentState::Stuck;
             let gave_up = track.id.is_some_and(|(id, goals)| {
                 timed_out.iter().any(|(a, g)| *a == id && g + 1 >= goals)
             });
@@ -574,6 +587,8 @@ impl Recorder {
                     Outcome::TimedOut
                 } else if t.unreachable {
                     Outcome::Unreachable
+                } else if t.stuck {
+                    Outcome::Stuck
                 } else {
                     Outcome::Walking
                 };
@@ -622,6 +637,7 @@ impl Recorder {
             standing: count(Outcome::Standing),
             rejected: count(Outcome::Rejected),
             unreachable: count(Outcome::Unreachable),
+            stuck: count(Outcome::Stuck),
             timed_out: count(Outcome::TimedOut),
             arrived: count(Outcome::Arrived),
             // Set below, over the walkers.

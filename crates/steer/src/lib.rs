@@ -31,8 +31,8 @@ mod static_raster;
 
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
 pub use crowd::{
-    Agent, AgentGrid, AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, Goal,
-    GoalId, ObstacleId, StepPhase, StepReport,
+    Agent, AgentGrid, AgentId, AgentParams, AgentState, ArrivalAction, CONTACT_TOLERANCE, Crowd,
+    CrowdSettings, Goal, GoalId, ObstacleId, StepPhase, StepReport,
 };
 pub use error::SteerError;
 pub use local_map::{LocalMap, LocalMapSettings, LocalPrecision, MAX_LOCAL_SWEEPS};

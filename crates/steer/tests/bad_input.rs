@@ -114,6 +114,38 @@ fn agents_inside_walls_or_each_other_are_rejected() {
     ));
 }
 
+/// Walkers placed in contact, as scenario files written in `f32` place them, are not overlaps:
+/// Menge's globalNavSwap lines walkers of radius 0.2 up 0.4 m apart, which read as 0.39999998 m.
+/// Two micrometres deeper is an overlap.
+#[test]
+fn agents_in_contact_are_accepted() {
+    let (mut crowd, goal) = world();
+    let in_f32 = |x: f32, y: f32| DVec2::new(f64::from(x), f64::from(y));
+    let radius = f64::from(0.2f32);
+    let mut spawn_at = |position: DVec2| {
+        crowd.spawn(AgentParams {
+            position,
+            radius,
+            ..params(goal)
+        })
+    };
+    for x in [-1.8f32, -1.4, -1.0, -0.6] {
+        spawn_at(in_f32(x, -4.0) + DVec2::new(6.0, 9.0)).unwrap();
+    }
+    assert!(((in_f32(-1.8, -4.0) - in_f32(-1.4, -4.0)).length() - 2.0 * radius) < 0.0);
+    // Touching the wall at x = 10 from the left.
+    spawn_at(DVec2::new(10.0 - radius + 1e-9, 20.0)).unwrap();
+    assert!(matches!(
+        spawn_at(in_f32(-0.6, -4.0) + DVec2::new(6.0 + 2.0 * radius - 2e-6, 9.0)),
+        Err(SteerError::OverlapsAgent { other: 3, .. })
+    ));
+    assert!(matches!(
+        spawn_at(DVec2::new(10.0 - radius + 2e-6, 25.0)),
+        Err(SteerError::InsideObstacle { .. })
+    ));
+    assert_eq!(crowd.agents().count(), 5);
+}
+
 #[test]
 fn bad_local_maps_and_steps_are_rejected() {
     let (mut crowd, goal) = world();

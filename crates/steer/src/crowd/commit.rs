@@ -196,18 +196,21 @@ pub(super) fn commit_agent(
     } else {
         AgentState::Moving
     };
-    // Progress: a net displacement of at least one local cell per `stuck_after` steps.
-    if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
-        agent.progress_mark = agent.position;
-        agent.stalled = 0;
-    } else {
-        agent.stalled += 1;
-        if agent.stalled >= w.stuck_after {
-            if before != AgentState::Stuck {
-                report.stuck.push(id);
-            }
-            agent.state = AgentState::Stuck;
+    // Progress (see `CrowdSettings::stuck_after`): planning counted it down the followed field;
+    // otherwise it is a net displacement of at least one local cell.
+    if agent.level_mark.is_none() {
+        if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
+            agent.progress_mark = agent.position;
+            agent.stalled = 0;
+        } else {
+            agent.stalled = agent.stalled.saturating_add(1);
         }
+    }
+    if agent.stalled >= w.stuck_after {
+        if before != AgentState::Stuck {
+            report.stuck.push(id);
+        }
+        agent.state = AgentState::Stuck;
     }
     // Goals.
     let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {

@@ -136,6 +136,14 @@ pub use goals::Goal;
 /// four rounds).
 const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 
+/// How far (m) a disc may reach into another disc or into an obstacle and still count as
+/// touching rather than overlapping. Contact in floating point reads as a few nanometres either
+/// way: two walkers 0.4 m apart with radii of 0.2 m, both given in `f32` as a scenario file
+/// holds them, lie 0.39999998 m apart. [`Crowd::spawn`] rejects only deeper overlaps, a walker
+/// walks out of an obstacle only when it reaches deeper, and the CLI's metrics count only deeper
+/// overlaps.
+pub const CONTACT_TOLERANCE: f64 = 1e-6;
+
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
 /// with other keys rasterise static shapes themselves each step.
 const MAX_STATIC_RASTERS: usize = 32;
@@ -153,7 +161,17 @@ pub struct CrowdSettings {
     pub global_inflation: f64,
     /// Residual the global maps are solved to.
     pub global_tolerance: f64,
-    /// Planner steps without progress before an agent is reported stuck.
+    /// Planner steps without progress before an agent is reported stuck
+    /// ([`AgentState::Stuck`]; it keeps trying, and is no longer stuck once it progresses).
+    ///
+    /// Progress is measured down the field the agent follows, its goal's map or the sub-goal
+    /// field on top of its stack (our rule; the seeds have none): it progresses when the level
+    /// where it stands falls below the level at its last mark by the field's fall over half a
+    /// local cell along the descent at the mark, or when it stacks or reaches a sub-goal. A
+    /// walker circling round a goal it cannot get into, or pacing to and fro, makes none
+    /// however far it walks. A map solved again (obstacles changed) is read afresh at the mark.
+    /// Towards a search's target, whose map changes every step, and outside the global grid,
+    /// progress is a net displacement of one local cell.
     pub stuck_after: u32,
     /// Global maps re-solved at most per step after obstacle edits; the others keep their
     /// previous (converged) map until their turn, so an edit never stalls a step by solving
@@ -306,11 +324,31 @@ pub struct Agent {
     bias: Bias,
     speed_factor: f64,
     stalled: u32,
+    /// Where the agent last made progress (for a settling agent: its nearest point to the
+    /// goal's centre so far).
     progress_mark: DVec2,
+    /// The followed field's level at `progress_mark`, when progress is measured down the field
+    /// (see [`CrowdSettings::stuck_after`]); `None`: by net displacement.
+    level_mark: Option<LevelMark>,
     /// Planner steps spent on the current goal.
     steps_on_goal: u32,
     /// Arrived with [`ArrivalAction::Settle`] and still walking in.
     settling: bool,
+}
+
+/// What an agent's progress down its field is measured against: the level of the field it
+/// followed at its progress mark, read on which map and at which sub-goal depth.
+#[derive(Debug, Clone, Copy)]
+struct LevelMark {
+    /// Potential of the followed field at the mark.
+    level: f64,
+    /// How far below `level` counts as progress: the field's fall over half a local cell along
+    /// its descent at the mark.
+    drop: f64,
+    /// [`Goal::revision`] of the map read.
+    revision: u64,
+    /// Sub-goal layers stacked over it.
+    depth: usize,
 }
 
 impl Agent {
@@ -705,6 +743,7 @@ impl Crowd {
         agent.subgoals.clear();
         agent.stalled = 0;
         agent.progress_mark = agent.position;
+        agent.level_mark = None;
         agent.settling = false;
         Ok(())
     }
@@ -754,11 +793,10 @@ impl Crowd {
                 return Err(SteerError::UnknownGoal(g.0));
             }
         }
-        if self
-            .statics
-            .iter()
-            .any(|s| s.distance(p).map_or(true, |d| d < params.radius))
-        {
+        if self.statics.iter().any(|s| {
+            s.distance(p)
+                .map_or(true, |d| d < params.radius - CONTACT_TOLERANCE)
+        }) {
             return Err(SteerError::InsideObstacle { x: p.x, y: p.y });
         }
         if self.spawn_index.is_none() {
@@ -774,7 +812,7 @@ impl Crowd {
         index.for_each_near(p, params.radius + self.largest_radius, |i| {
             if overlap.is_none()
                 && let Some(o) = &self.agents[i]
-                && (o.position - p).length() < o.params.radius + params.radius
+                && (o.position - p).length() < o.params.radius + params.radius - CONTACT_TOLERANCE
             {
                 overlap = Some(i);
             }
@@ -807,6 +845,7 @@ impl Crowd {
             speed_factor: 0.0,
             stalled: 0,
             progress_mark: p,
+            level_mark: None,
             steps_on_goal: 0,
             settling: false,
             params,

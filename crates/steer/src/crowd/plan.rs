@@ -9,7 +9,10 @@ use glam::DVec2;
 
 use crowdfield_field::{CellKind, Shape};
 
-use super::{Agent, AgentGrid, Goal, Plan, Prepared, RasterKey, raster_key, shape_near};
+use super::{
+    Agent, AgentGrid, CONTACT_TOLERANCE, Goal, LevelMark, Plan, Prepared, RasterKey, raster_key,
+    shape_near,
+};
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
 use crate::local_map::lattice_cell;
@@ -17,10 +20,6 @@ use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
 const NEAREST_FIRST: f64 = 2.0;
-
-/// How far (m) an obstacle must reach into an agent's disc before the agent walks out of it
-/// ([`World::escape`]): well above rounding, well below anything a walker would notice.
-const OVERLAP: f64 = 1e-6;
 
 /// The farthest (in steps) [`World::escape`] looks for a way out of an obstacle: 22.4 m at the
 /// default step of 0.35 m. An agent deeper inside holds, as it did before there was a way out,
@@ -99,6 +98,9 @@ impl World<'_> {
                 .shape
                 .distance(pos)
                 .map_or(true, |d| d > agent.params.arrival_radius);
+        if !settling && !unreachable {
+            track_progress(agent, goal, flow);
+        }
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
         // A hidden target is not where programs or the local map may look.
         let goal_centre = if goal.known() {
@@ -331,7 +333,7 @@ impl World<'_> {
 }
 
 impl World<'_> {
-    /// The step out of any obstacle that overlaps the agent (reaches more than [`OVERLAP`] into
+    /// The step out of any obstacle that overlaps the agent (reaches more than [`CONTACT_TOLERANCE`] into
     /// its disc), or `None` when none does. Agents never walk into obstacles (the commit's
     /// guard), so this happens only when a moving obstacle runs onto one or a static obstacle
     /// is added over one; the seeds' maps then hold the agent's own cells fixed at 1 and give
@@ -359,7 +361,9 @@ impl World<'_> {
         let overlaps = |shape: &Shape, (lo, hi): &(DVec2, DVec2)| {
             let gap = pos - pos.clamp(*lo, *hi);
             gap.length_squared() < radius * radius
-                && shape.distance(pos).is_ok_and(|d| d < radius - OVERLAP)
+                && shape
+                    .distance(pos)
+                    .is_ok_and(|d| d < radius - CONTACT_TOLERANCE)
         };
         // Statics are only looked at where the agent's static raster (statics grown by its
         // radius, patched as soon as a static obstacle is added; a crowd of many radii or cell
@@ -433,6 +437,69 @@ impl World<'_> {
                 .map(|d| d * step)
         })
     }
+}
+
+/// Counts the agent's step towards being stuck, or marks its progress, by the level of the
+/// field it follows where it stands (see [`CrowdSettings::stuck_after`](super::CrowdSettings)):
+/// `flow` is that field's descent there. Read at the start of a step, before the agent moves,
+/// so the count runs one step behind the commit, and on the planning threads rather than in the
+/// commit. Agents towards a search's target, or outside the grid, are left to the commit's
+/// count of net displacement (`level_mark` empty).
+fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
+    let field = agent.subgoals.active_field(&goal.map);
+    let level = if goal.search.is_none() {
+        field.potential_at(agent.position)
+    } else {
+        None
+    };
+    let Some(level) = level else {
+        agent.level_mark = None;
+        return;
+    };
+    let depth = agent.subgoals.len();
+    let progressed = match &mut agent.level_mark {
+        Some(mark) if mark.depth == depth => {
+            if mark.revision != goal.revision {
+                // The map was solved again: the mark's level on it.
+                let at_mark = field.potential_at(agent.progress_mark);
+                let fall = field.descent_at(agent.progress_mark).length();
+                match at_mark {
+                    Some(at_mark) => {
+                        *mark = LevelMark {
+                            level: at_mark,
+                            drop: half_cell_fall(agent.params.local_map.cell_size, goal, fall),
+                            revision: goal.revision,
+                            depth,
+                        };
+                        level <= mark.level - mark.drop
+                    }
+                    None => true,
+                }
+            } else {
+                level <= mark.level - mark.drop
+            }
+        }
+        // A new goal, a sub-goal stacked or reached, or the first step.
+        _ => true,
+    };
+    if progressed {
+        agent.level_mark = Some(LevelMark {
+            level,
+            drop: half_cell_fall(agent.params.local_map.cell_size, goal, flow.length()),
+            revision: goal.revision,
+            depth,
+        });
+        agent.progress_mark = agent.position;
+        agent.stalled = 0;
+    } else {
+        agent.stalled = agent.stalled.saturating_add(1);
+    }
+}
+
+/// The fall of a field over half a local cell of `local_cell` metres, where it falls by `fall`
+/// per cell of the goal's map.
+fn half_cell_fall(local_cell: f64, goal: &Goal, fall: f64) -> f64 {
+    0.5 * fall * local_cell / goal.map.geometry().cell_size()
 }
 
 /// A planning job's neighbour buffers, reused from agent to agent (no allocation per agent).
