@@ -972,6 +972,36 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
     assert!(!m.contains("\"rejections\""), "{m}");
 }
 
+/// A walker that cannot get past a person standing across its corridor waits there and is
+/// counted stuck at the end, in the summary line, metrics.json and agents.csv.
+#[test]
+fn a_walker_stuck_at_the_end_is_counted_stuck() {
+    let dir = scratch("stuck_at_the_end");
+    let file = dir.join("blocked.scenario.ron");
+    // A corridor 2 m wide (walls below y = 2 and above 4); a person of radius 0.95 stands in
+    // it at x = 10, leaving 5 cm either side.
+    std::fs::write(
+        &file,
+        "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  obstacles: [\n    (shape: Aabb(min: (0, 0), max: (20, 2))),\n    (shape: Aabb(min: (0, 4), max: (20, 6))),\n  ],\n  agents: [\n    (position: (10, 3), style: (radius: 0.95)),\n    (position: (2, 3), goals: (targets: [Point((18, 3))])),\n  ],\n)",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let run = run_file(&file, &["--max-steps", "150"], &out);
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("0/1 arrived (0.0 %), 1 standing, 1 stuck,"),
+        "{stdout}"
+    );
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["stuck"], 1, "{metrics}");
+    assert_eq!(metrics["steps"], 150, "{metrics}");
+    let agents = std::fs::read_to_string(out.join("agents.csv")).unwrap();
+    let rows: Vec<&str> = agents.lines().skip(1).collect();
+    assert!(rows[1].starts_with("1,Stuck,,"), "{agents}");
+}
+
 /// People with no target stand all run long: they are counted as standing, and the arrival,
 /// time, path and effort figures are the walkers' alone, in `run` and in every bench row (before,
 /// the ambush's 34 standing people counted as arrived at the first step, which put its mean
