@@ -42,7 +42,11 @@ pub struct CrowdfieldSettings {
     pub global_inflation: f64,
     /// Global maps re-solved at most per planner step after obstacles changed.
     pub map_solves_per_step: usize,
-    /// Planner steps without progress before an agent is reported stuck.
+    /// Planner steps without progress before an agent is reported stuck ([`AgentStuck`]):
+    /// progress is measured down the field the agent follows, not by the distance it walks
+    /// ([`CrowdSettings::stuck_after`](crate::steer::CrowdSettings::stuck_after)).
+    ///
+    /// [`AgentStuck`]: crate::AgentStuck
     pub stuck_after: u32,
     /// Who moves agents' Transforms.
     pub motion: MotionMode,
