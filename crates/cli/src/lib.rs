@@ -258,6 +258,50 @@ pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }
 
+/// The global cell size (metres) that `convert` tries where the default cells leave walkers
+/// without a way ([`narrow_passage_settings`]).
+pub const NARROW_GLOBAL_CELL: f64 = 0.25;
+
+/// How many of `scenario`'s agents one planner step through the plugin leaves without a way:
+/// refused at placement (a goal with no free cell, a start inside a wall grown by the maps'
+/// cells) or with no route to their goal.
+pub fn blocked_at_start(scenario: &Scenario) -> usize {
+    let m = run_scenario(
+        scenario,
+        RunOptions {
+            stop: Stop::Steps(1),
+            field_plots: 0,
+            ..Default::default()
+        },
+    )
+    .metrics;
+    m.rejected + m.unreachable
+}
+
+/// `scenario` (converted with every agent's `obstacle_coverage: Centre`) set for narrow
+/// passages: global cells of [`NARROW_GLOBAL_CELL`], obstacles grown by the widest walker's
+/// radius (rounded up to the centimetre). `None` when it has no walker or the finer grid would
+/// be too large for its world.
+pub fn narrow_passage_settings(mut scenario: Scenario) -> Option<Scenario> {
+    let widest = scenario
+        .agents
+        .iter()
+        .filter(|a| !a.goals.targets.is_empty())
+        .map(|a| a.style.radius)
+        .chain(
+            scenario
+                .regions
+                .iter()
+                .filter(|r| !r.goals.targets.is_empty())
+                .map(|r| r.style.radius),
+        )
+        .reduce(f64::max)?;
+    scenario.settings.global_cell_size = Some(NARROW_GLOBAL_CELL);
+    scenario.settings.global_inflation = Some((widest * 100.0).ceil() / 100.0);
+    scenario.check_world().ok()?;
+    Some(scenario)
+}
+
 /// [`run_scenario`], calling `progress(step, agents still walking)` after every step.
 pub fn run_scenario_with_progress(
     scenario: &Scenario,

@@ -26,8 +26,8 @@ use crowdfield_cli::bench::{
 use crowdfield_cli::menge::from_menge_files;
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, OutputOptions, RunOptions, Stop, counted, load, rejection_lines,
-    run_scenario_with_progress, write_outputs,
+    Metrics, OutputOptions, RunOptions, Stop, blocked_at_start, counted, load,
+    narrow_passage_settings, rejection_lines, run_scenario_with_progress, write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -114,6 +114,13 @@ enum Command {
         /// `global_inflation`; default 0.25); the walkers' radius keeps the most room.
         #[arg(long, value_parser = non_negative_metres)]
         global_inflation: Option<f64>,
+        /// Keep the default cells even where they leave walkers without a way. Without it (and
+        /// without the three flags above), `convert` steps the scenario once through the
+        /// plugin; if walkers are refused or have no route, it tries global cells of 0.25 m,
+        /// obstacles grown by the widest walker's radius and `--centre-coverage`, and keeps
+        /// those when fewer walkers are left without a way (a note says so).
+        #[arg(long)]
+        keep_cells: bool,
     },
     /// Run a scenario through the plugin and write trajectories.csv, agents.csv, metrics.json and
     /// plots.
@@ -311,6 +318,7 @@ fn non_negative_metres(text: &str) -> Result<f64, String> {
 /// What `convert` sets in the scenario besides what it reads.
 struct ConvertOptions {
     centre_coverage: bool,
+    keep_cells: bool,
     global_cell_size: Option<f64>,
     global_inflation: Option<f64>,
 }
@@ -341,30 +349,64 @@ fn convert(
         || ["<Project", "<Experiment", "<BFSM"]
             .iter()
             .any(|tag| text.contains(tag) && !text.contains("<SteerBenchTestCase"));
-    let mut converted = if menge {
-        match from_menge_files(&path, behaviour.as_deref(), seed, coverage) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("{e}");
-                return ExitCode::from(2);
-            }
+    // Notes and errors name the file: Menge's converter names each file it reads itself.
+    let conversion = |coverage| {
+        if menge {
+            from_menge_files(&path, behaviour.as_deref(), seed, coverage).map_err(|e| e.to_string())
+        } else {
+            from_steersuite(&text, seed, coverage)
+                .map(|mut c| {
+                    for note in &mut c.notes {
+                        *note = format!("{}:{note}", path.display());
+                    }
+                    c
+                })
+                .map_err(|e| format!("{}:{e}", path.display()))
         }
-    } else {
-        match from_steersuite(&text, seed, coverage) {
-            Ok(mut c) => {
-                for note in &mut c.notes {
-                    *note = format!("{}:{note}", path.display());
-                }
-                c
-            }
-            Err(e) => {
-                eprintln!("{}:{e}", path.display());
-                return ExitCode::from(2);
-            }
+    };
+    let mut converted = match conversion(coverage) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
         }
     };
     for note in &converted.notes {
         eprintln!("{note}");
+    }
+    let fit = !options.keep_cells
+        && !options.centre_coverage
+        && options.global_cell_size.is_none()
+        && options.global_inflation.is_none();
+    if fit {
+        let blocked = blocked_at_start(&converted.scenario);
+        let narrow = (blocked > 0)
+            .then(|| conversion(Coverage::Centre).ok())
+            .flatten()
+            .and_then(|c| narrow_passage_settings(c.scenario));
+        if let Some(narrow) = narrow {
+            let left = blocked_at_start(&narrow);
+            let s = &narrow.settings;
+            let what = format!(
+                "global cells of {} m, obstacles grown by {} m in them, obstacle_coverage: Centre",
+                s.global_cell_size.unwrap_or_default(),
+                s.global_inflation.unwrap_or_default()
+            );
+            if left < blocked {
+                eprintln!(
+                    "{}: {} without a way with the default cells, {left} with {what}: written with those (--keep-cells keeps the defaults)",
+                    path.display(),
+                    counted(blocked, "agent")
+                );
+                converted.scenario = narrow;
+            } else {
+                eprintln!(
+                    "{}: {} without a way with the default cells, {left} with {what}: the defaults kept",
+                    path.display(),
+                    counted(blocked, "agent")
+                );
+            }
+        }
     }
     let settings = &mut converted.scenario.settings;
     if options.global_cell_size.is_some() {
@@ -454,6 +496,7 @@ fn main() -> ExitCode {
             centre_coverage,
             global_cell_size,
             global_inflation,
+            keep_cells,
         } => convert(
             file,
             behaviour,
@@ -461,6 +504,7 @@ fn main() -> ExitCode {
             seed,
             ConvertOptions {
                 centre_coverage,
+                keep_cells,
                 global_cell_size,
                 global_inflation,
             },

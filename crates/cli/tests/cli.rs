@@ -6,6 +6,7 @@ use std::process::Command;
 
 use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
+use bevy_crowdfield::field::Coverage;
 use bevy_crowdfield::scenario::Measurement;
 use crowdfield_cli::{
     Outcome, RowState, RunOptions, Stop, agents_csv, load, run_scenario, trajectories_csv,
@@ -1432,11 +1433,58 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
         .metrics
     };
     let coarse_out = dir.join("coarse.scenario.ron");
-    assert!(convert(&coarse_out, &[]).status.success());
+    assert!(convert(&coarse_out, &["--keep-cells"]).status.success());
     let coarse = load(&coarse_out).unwrap();
     assert_eq!(coarse.settings.global_cell_size, None);
     let m = run(&coarse);
     assert_eq!((m.arrived, m.unreachable), (0, 3), "{m:?}");
+
+    // Without flags, convert finds the walkers without a way and fits the cells itself.
+    let fitted_out = dir.join("fitted.scenario.ron");
+    let fitted_run = convert(&fitted_out, &[]);
+    assert!(fitted_run.status.success(), "{fitted_run:?}");
+    let said = String::from_utf8_lossy(&fitted_run.stderr);
+    assert!(
+        said.contains("3 agents without a way with the default cells, 0 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: written with those"),
+        "{said}"
+    );
+    let fitted = load(&fitted_out).unwrap();
+    assert_eq!(
+        (
+            fitted.settings.global_cell_size,
+            fitted.settings.global_inflation
+        ),
+        (Some(0.25), Some(0.19))
+    );
+    assert!(
+        fitted
+            .agents
+            .iter()
+            .map(|a| &a.style)
+            .chain(fitted.regions.iter().map(|r| &r.style))
+            .all(|s| s.local_map.obstacle_coverage == Coverage::Centre)
+    );
+    let m = run(&fitted);
+    assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+
+    // A box across the corridor shuts the goal off at any cell size: the defaults are kept,
+    // and the note says why.
+    let scene = std::fs::read_to_string(dir.join("zz/zzS.xml")).unwrap();
+    let shut = scene.replace(
+        "</ObstacleSet>",
+        r#"<Obstacle closed="1"><Vertex p_x="-1" p_y="2" /><Vertex p_x="-1" p_y="3" /><Vertex p_x="1" p_y="3" /><Vertex p_x="1" p_y="2" /></Obstacle></ObstacleSet>"#,
+    );
+    std::fs::write(dir.join("zz/zzS.xml"), shut).unwrap();
+    let kept_out = dir.join("kept.scenario.ron");
+    let kept_run = convert(&kept_out, &[]);
+    assert!(kept_run.status.success(), "{kept_run:?}");
+    let said = String::from_utf8_lossy(&kept_run.stderr);
+    assert!(
+        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: the defaults kept"),
+        "{said}"
+    );
+    assert_eq!(load(&kept_out).unwrap().settings.global_cell_size, None);
+    std::fs::write(dir.join("zz/zzS.xml"), scene).unwrap();
 
     let fine_out = dir.join("fine.scenario.ron");
     let fine_args = [
