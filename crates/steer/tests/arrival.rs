@@ -228,3 +228,81 @@ fn new_goals_end_settling() {
     }
     panic!("never came back");
 }
+
+/// At a line goal (a segment 12 m long and 1 m thick, across the walkers' way) a settling
+/// walker heads for the line's middle along it and stops on its cells, as `Settle`'s doc says:
+/// walkers that reach it near its ends end nearer its middle, and every one stands on it.
+#[test]
+fn settling_at_a_line_goal_walks_along_it_towards_its_middle() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(20.0, 14.0),
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let line = Shape::Segment {
+        a: DVec2::new(12.0, 1.0),
+        b: DVec2::new(12.0, 13.0),
+        thickness: 1.0,
+    };
+    let goal = crowd.add_goal(line.clone()).unwrap();
+    let starts = [1.5, 4.0, 7.0, 10.0, 12.5];
+    let ids: Vec<AgentId> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, y)| {
+            crowd
+                .spawn(AgentParams {
+                    position: DVec2::new(4.0, *y),
+                    goals: vec![goal],
+                    arrival_radius: 0.25,
+                    on_arrival: ArrivalAction::Settle,
+                    seed: k as u64,
+                    ..Default::default()
+                })
+                .unwrap()
+        })
+        .collect();
+    let mut arrived_at = vec![None; ids.len()];
+    for _ in 0..400 {
+        let report = crowd.step();
+        for (k, id) in ids.iter().enumerate() {
+            if report.arrived.contains(id) {
+                arrived_at[k] = Some(crowd.agent(*id).unwrap().position());
+            }
+        }
+    }
+    let ends: Vec<DVec2> = ids
+        .iter()
+        .map(|id| crowd.agent(*id).unwrap().position())
+        .collect();
+    println!("arrived at {arrived_at:?}, ends {ends:?}");
+    let middle = 7.0;
+    for (k, id) in ids.iter().enumerate() {
+        let agent = crowd.agent(*id).unwrap();
+        let arrived = arrived_at[k].expect("every walker reaches the line");
+        assert_eq!(agent.state(), AgentState::Arrived);
+        assert!(!agent.is_settling(), "walker {k} still settling");
+        // On the line's band (half its thickness), give or take a local cell's rounding.
+        assert!(
+            line.distance(ends[k]).unwrap() <= 0.25,
+            "walker {k}: {}",
+            ends[k]
+        );
+        // No further from the middle than where it arrived, give or take half a local cell.
+        assert!(
+            (ends[k].y - middle).abs() <= (arrived.y - middle).abs() + 0.25,
+            "walker {k}: arrived at {arrived}, ended at {}",
+            ends[k]
+        );
+    }
+    // The two that reached it furthest out walked along it towards the middle.
+    for k in [0, 4] {
+        let arrived = arrived_at[k].unwrap();
+        assert!(
+            (ends[k].y - middle).abs() < (arrived.y - middle).abs() - 1.0,
+            "walker {k}: arrived at {arrived}, ended at {}",
+            ends[k]
+        );
+    }
+}
