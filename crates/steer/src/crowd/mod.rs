@@ -164,12 +164,15 @@ pub struct CrowdSettings {
     /// Planner steps without progress before an agent is reported stuck
     /// ([`AgentState::Stuck`]; it keeps trying, and is no longer stuck once it progresses).
     ///
-    /// Progress is measured down the field the agent follows, its goal's map or the sub-goal
-    /// field on top of its stack (our rule; the seeds have none): it progresses when the level
-    /// where it stands falls below the level at its last mark by the field's fall over half a
-    /// local cell along the descent at the mark, or when it stacks or reaches a sub-goal. A
-    /// walker circling round a goal it cannot get into, or pacing to and fro, makes none
-    /// however far it walks. A map solved again (obstacles changed) is read afresh at the mark.
+    /// Progress is measured towards the goal, not by the distance walked (our rule; the seeds
+    /// have none). An agent progresses when, against its last mark, the level of the field it
+    /// follows (its goal's map or the sub-goal field on top of its stack) has fallen by the
+    /// field's fall over half a local cell along the descent at the mark, or its distance from
+    /// the goal's region has shrunk by half a local cell, or it has stacked or reached a
+    /// sub-goal; it is then marked where it stands. A walker circling round a goal it cannot
+    /// get into, pacing to and fro, or pushed back by a crowd makes none however far it walks,
+    /// until it comes nearer than it was at its mark. A map solved again (obstacles changed) is
+    /// read afresh at the mark.
     /// Towards a search's target, whose map changes every step, and outside the global grid,
     /// progress is a net displacement of one local cell.
     pub stuck_after: u32,
@@ -345,6 +348,8 @@ struct LevelMark {
     /// How far below `level` counts as progress: the field's fall over half a local cell along
     /// its descent at the mark.
     drop: f64,
+    /// Distance from the mark to the goal's region.
+    gap: f64,
     /// [`Goal::revision`] of the map read.
     revision: u64,
     /// Sub-goal layers stacked over it.

@@ -440,8 +440,10 @@ impl World<'_> {
 }
 
 /// Counts the agent's step towards being stuck, or marks its progress, by the level of the
-/// field it follows where it stands (see [`CrowdSettings::stuck_after`](super::CrowdSettings)):
-/// `flow` is that field's descent there. Read at the start of a step, before the agent moves,
+/// field it follows where it stands and its distance from the goal's region (see
+/// [`CrowdSettings::stuck_after`](super::CrowdSettings)): `flow` is that field's descent there.
+/// The distance counts too because a harmonic map rises towards every wall: a walker keeping to
+/// a hallway's side to pass a stream stands higher than one in the middle level with it. Read at the start of a step, before the agent moves,
 /// so the count runs one step behind the commit, and on the planning threads rather than in the
 /// commit. Agents towards a search's target, or outside the grid, are left to the commit's
 /// count of net displacement (`level_mark` empty).
@@ -457,6 +459,8 @@ fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
         return;
     };
     let depth = agent.subgoals.len();
+    let half_cell = 0.5 * agent.params.local_map.cell_size;
+    let gap = goal.shape.distance(agent.position).unwrap_or(f64::INFINITY);
     let progressed = match &mut agent.level_mark {
         Some(mark) if mark.depth == depth => {
             if mark.revision != goal.revision {
@@ -465,19 +469,14 @@ fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
                 let fall = field.descent_at(agent.progress_mark).length();
                 match at_mark {
                     Some(at_mark) => {
-                        *mark = LevelMark {
-                            level: at_mark,
-                            drop: half_cell_fall(agent.params.local_map.cell_size, goal, fall),
-                            revision: goal.revision,
-                            depth,
-                        };
-                        level <= mark.level - mark.drop
+                        mark.level = at_mark;
+                        mark.drop = half_cell_fall(agent.params.local_map.cell_size, goal, fall);
+                        mark.revision = goal.revision;
                     }
-                    None => true,
+                    None => mark.level = f64::INFINITY,
                 }
-            } else {
-                level <= mark.level - mark.drop
             }
+            level <= mark.level - mark.drop || gap <= mark.gap - half_cell
         }
         // A new goal, a sub-goal stacked or reached, or the first step.
         _ => true,
@@ -486,6 +485,7 @@ fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
         agent.level_mark = Some(LevelMark {
             level,
             drop: half_cell_fall(agent.params.local_map.cell_size, goal, flow.length()),
+            gap,
             revision: goal.revision,
             depth,
         });
