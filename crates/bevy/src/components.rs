@@ -192,7 +192,7 @@ pub enum AgentState {
     Waiting,
     /// At its last goal.
     Arrived,
-    /// No progress down its field for `stuck_after` planner steps; still trying.
+    /// No progress towards its goal for `stuck_after` planner steps; still trying.
     Stuck,
     /// No route to its goal; it holds its position and checks again every step.
     Unreachable,

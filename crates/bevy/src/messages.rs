@@ -39,8 +39,8 @@ pub struct AgentTimedOut {
     pub target: usize,
 }
 
-/// An agent made no progress for `stuck_after` planner steps: it came no nearer its goal down
-/// the field it follows, however far it walked (a walker circling round a full goal is stuck;
+/// An agent made no progress for `stuck_after` planner steps: it came no nearer its goal (down
+/// the field it follows, or in distance), however far it walked (a walker circling round a full goal is stuck;
 /// see [`CrowdSettings::stuck_after`](crate::steer::CrowdSettings::stuck_after)). Written once
 /// when it becomes stuck; it keeps trying, and may be written again after it progresses.
 #[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]

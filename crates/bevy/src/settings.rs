@@ -43,7 +43,7 @@ pub struct CrowdfieldSettings {
     /// Global maps re-solved at most per planner step after obstacles changed.
     pub map_solves_per_step: usize,
     /// Planner steps without progress before an agent is reported stuck ([`AgentStuck`]):
-    /// progress is measured down the field the agent follows, not by the distance it walks
+    /// progress is measured towards the goal, not by the distance the agent walks
     /// ([`CrowdSettings::stuck_after`](crate::steer::CrowdSettings::stuck_after)).
     ///
     /// [`AgentStuck`]: crate::AgentStuck

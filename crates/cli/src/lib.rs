@@ -297,7 +297,9 @@ pub fn narrow_passage_settings(mut scenario: Scenario) -> Option<Scenario> {
         )
         .reduce(f64::max)?;
     scenario.settings.global_cell_size = Some(NARROW_GLOBAL_CELL);
-    scenario.settings.global_inflation = Some((widest * 100.0).ceil() / 100.0);
+    // (Less a nanometre, so that a radius of 0.57, stored as 56.99999999999999 hundredths or
+    // 57.00000000000001, stays 0.57.)
+    scenario.settings.global_inflation = Some((widest * 100.0 - 1e-9).ceil() / 100.0);
     scenario.check_world().ok()?;
     Some(scenario)
 }
@@ -664,6 +666,31 @@ mod tests {
     use super::*;
     use bevy::math::DVec2;
     use bevy_crowdfield::field::Shape;
+
+    /// The narrow-passage settings grow obstacles by the widest walker's radius to the
+    /// centimetre above (a radius stored a hair above or below its hundredths stays as written),
+    /// leave standing agents out, and are none without a walker.
+    #[test]
+    fn narrow_passage_settings_take_the_widest_walkers_radius() {
+        let with = |agents: &str| {
+            let text = format!("(bounds: (min: (0, 0), max: (20, 20)), agents: [{agents}])");
+            narrow_passage_settings(Scenario::from_ron(&text).unwrap())
+                .map(|s| (s.settings.global_cell_size, s.settings.global_inflation))
+        };
+        let walker = |r: &str| {
+            format!("(position: (5, 5), goals: (targets: [Point((15, 5))]), style: (radius: {r})),")
+        };
+        let standing = "(position: (5, 9), style: (radius: 0.9)),";
+        for (r, grown) in [("0.57", 0.57), ("1.1", 1.1), ("0.191", 0.2), ("0.2", 0.2)] {
+            let agents = format!("{}{}{standing}", walker("0.1"), walker(r));
+            assert_eq!(
+                with(&agents),
+                Some((Some(NARROW_GLOBAL_CELL), Some(grown))),
+                "{r}"
+            );
+        }
+        assert_eq!(with(standing), None);
+    }
 
     /// The geometry for PedPy: closed rings, the bounds first, the obstacles as a collection
     /// (an empty one without obstacles).

@@ -374,6 +374,18 @@ fn convert(
     for note in &converted.notes {
         eprintln!("{note}");
     }
+    let settings = &mut converted.scenario.settings;
+    if options.global_cell_size.is_some() {
+        settings.global_cell_size = options.global_cell_size;
+    }
+    if options.global_inflation.is_some() {
+        settings.global_inflation = options.global_inflation;
+    }
+    // Finer cells may make the world's grid too large: refused here rather than at `run`.
+    if let Err(e) = converted.scenario.check_world() {
+        eprintln!("{}: {e}", path.display());
+        return ExitCode::from(2);
+    }
     let fit = !options.keep_cells
         && !options.centre_coverage
         && options.global_cell_size.is_none()
@@ -407,18 +419,6 @@ fn convert(
                 );
             }
         }
-    }
-    let settings = &mut converted.scenario.settings;
-    if options.global_cell_size.is_some() {
-        settings.global_cell_size = options.global_cell_size;
-    }
-    if options.global_inflation.is_some() {
-        settings.global_inflation = options.global_inflation;
-    }
-    // Finer cells may make the world's grid too large: refused here rather than at `run`.
-    if let Err(e) = converted.scenario.check_world() {
-        eprintln!("{}: {e}", path.display());
-        return ExitCode::from(2);
     }
     let Some(out) = out else {
         println!("{}", converted.scenario.to_ron());

@@ -54,7 +54,7 @@ pub struct Metrics {
     /// with no goal time limit, which nothing in a headless run can free.
     pub unreachable: usize,
     /// Agents still on their way when the run ended that had made no progress for the crowd's
-    /// `stuck_after` steps (state `Stuck`: down the field they follow, so a walker circling
+    /// `stuck_after` steps (state `Stuck`: towards their goal, so a walker circling
     /// round a goal it cannot get into is stuck however far it walks; see
     /// [`CrowdSettings::stuck_after`](bevy_crowdfield::steer::CrowdSettings::stuck_after)).
     pub stuck: usize,

@@ -30,6 +30,39 @@ fn run_file(file: &Path, flags: &[&str], out: &Path) -> std::process::Output {
     command_file("run", file, flags, out)
 }
 
+/// What `crowdfield run` printed and wrote for a scenario given as text ([`run_text`]).
+struct Ran {
+    /// The scenario file written.
+    file: PathBuf,
+    stdout: String,
+    stderr: String,
+    metrics: serde_json::Value,
+    /// agents.csv's rows, the header left out.
+    agents: Vec<String>,
+}
+
+/// Writes `text` as `DIR/NAME.scenario.ron`, runs it with `flags` into `DIR/out` and reads
+/// what the run printed and wrote; the run must succeed.
+fn run_text(dir: &Path, name: &str, text: &str, flags: &[&str]) -> Ran {
+    let file = dir.join(format!("{name}.scenario.ron"));
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let run = run_file(&file, flags, &out);
+    assert!(run.status.success(), "{run:?}");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    Ran {
+        file,
+        stdout: String::from_utf8_lossy(&run.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&run.stderr).into_owned(),
+        metrics: serde_json::from_str(&read("metrics.json")).unwrap(),
+        agents: read("agents.csv")
+            .lines()
+            .skip(1)
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
 /// `crowdfield COMMAND FILE FLAGS… --out OUT`, as the built binary runs it.
 fn command_file(command: &str, file: &Path, flags: &[&str], out: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_crowdfield"))
@@ -855,26 +888,25 @@ fn a_timed_out_walker_is_not_counted_as_arrived() {
 #[test]
 fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
     let dir = scratch("rejected_and_unreachable");
-    let file = dir.join("stuck.scenario.ron");
     // The first walker stands inside the box at x = 1–3; a wall across the whole world at
     // x = 10–11 cuts the second off from (18, 2); the third walks on its own side, to (8, 5).
-    std::fs::write(
-        &file,
+    let Ran {
+        file,
+        stdout,
+        stderr,
+        metrics,
+        agents,
+    } = run_text(
+        &dir,
+        "stuck",
         "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  obstacles: [\n    (shape: Aabb(min: (1, 1), max: (3, 2))),\n    (shape: Aabb(min: (10, -1), max: (11, 7))),\n  ],\n  agents: [\n    (position: (2, 1.5), goals: (targets: [Point((8, 3))])),\n    (position: (5, 3), goals: (targets: [Point((18, 2))])),\n    (position: (2, 5), goals: (targets: [Point((8, 5))])),\n  ],\n)",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let run = run_file(&file, &["--max-steps", "60"], &out);
-    assert!(run.status.success(), "{run:?}");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
+        &["--max-steps", "60"],
+    );
     assert!(
         stdout.contains("1/3 arrived (33.3 %), 1 rejected, 1 unreachable,"),
         "{stdout}"
     );
     assert!(stderr.contains("agent 0 was rejected: "), "{stderr}");
-    let metrics: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
     assert_eq!(metrics["rejected"], 1);
     assert_eq!(metrics["unreachable"], 1);
     assert_eq!(metrics["arrived"], 1);
@@ -887,13 +919,11 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
     assert_eq!(rejections[0]["agent"], 0);
     // Each agent's outcome in agents.csv, with no figures for the rejected one and no time or
     // ratio for the one that never arrived.
-    let agents = std::fs::read_to_string(out.join("agents.csv")).unwrap();
-    let rows: Vec<&str> = agents.lines().skip(1).collect();
-    assert_eq!(rows.len(), 3, "{agents}");
-    assert_eq!(rows[0], "0,Rejected,,,,,", "{agents}");
-    assert!(rows[1].starts_with("1,Unreachable,,"), "{agents}");
-    assert!(rows[2].starts_with("2,Arrived,"), "{agents}");
-    assert!(!rows[2].contains(",,"), "{agents}");
+    assert_eq!(agents.len(), 3, "{agents:?}");
+    assert_eq!(agents[0], "0,Rejected,,,,,", "{agents:?}");
+    assert!(agents[1].starts_with("1,Unreachable,,"), "{agents:?}");
+    assert!(agents[2].starts_with("2,Arrived,"), "{agents:?}");
+    assert!(!agents[2].contains(",,"), "{agents:?}");
     let reason = rejections[0]["reason"].as_str().unwrap();
     assert!(
         !reason.is_empty() && stderr.contains(reason),
@@ -977,30 +1007,23 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
 /// counted stuck at the end, in the summary line, metrics.json and agents.csv.
 #[test]
 fn a_walker_stuck_at_the_end_is_counted_stuck() {
-    let dir = scratch("stuck_at_the_end");
-    let file = dir.join("blocked.scenario.ron");
     // A corridor 2 m wide (walls below y = 2 and above 4); a person of radius 0.95 stands in
     // it at x = 10, leaving 5 cm either side.
-    std::fs::write(
-        &file,
+    let ran = run_text(
+        &scratch("stuck_at_the_end"),
+        "blocked",
         "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  obstacles: [\n    (shape: Aabb(min: (0, 0), max: (20, 2))),\n    (shape: Aabb(min: (0, 4), max: (20, 6))),\n  ],\n  agents: [\n    (position: (10, 3), style: (radius: 0.95)),\n    (position: (2, 3), goals: (targets: [Point((18, 3))])),\n  ],\n)",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let run = run_file(&file, &["--max-steps", "150"], &out);
-    assert!(run.status.success(), "{run:?}");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        stdout.contains("0/1 arrived (0.0 %), 1 standing, 1 stuck,"),
-        "{stdout}"
+        &["--max-steps", "150"],
     );
-    let metrics: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
-    assert_eq!(metrics["stuck"], 1, "{metrics}");
-    assert_eq!(metrics["steps"], 150, "{metrics}");
-    let agents = std::fs::read_to_string(out.join("agents.csv")).unwrap();
-    let rows: Vec<&str> = agents.lines().skip(1).collect();
-    assert!(rows[1].starts_with("1,Stuck,,"), "{agents}");
+    assert!(
+        ran.stdout
+            .contains("0/1 arrived (0.0 %), 1 standing, 1 stuck,"),
+        "{}",
+        ran.stdout
+    );
+    assert_eq!(ran.metrics["stuck"], 1, "{}", ran.metrics);
+    assert_eq!(ran.metrics["steps"], 150, "{}", ran.metrics);
+    assert!(ran.agents[1].starts_with("1,Stuck,,"), "{:?}", ran.agents);
 }
 
 /// People with no target stand all run long: they are counted as standing, and the arrival,

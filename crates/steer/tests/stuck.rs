@@ -146,3 +146,37 @@ fn a_detour_away_from_the_goal_is_progress() {
     assert!(farthest > 7.0 + 8.0 * 0.5, "{farthest}");
     assert_eq!(stuck, 0);
 }
+
+/// With `stuck_after` at 0 every step without progress is stuck, and no step with progress
+/// is: a walker crossing open ground is moving most of its way.
+#[test]
+fn stuck_after_zero_flags_only_steps_without_progress() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(20.0),
+        stuck_after: 0,
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let goal = crowd.add_goal(point(16.0, 10.0)).unwrap();
+    let id = crowd
+        .spawn(AgentParams {
+            position: DVec2::new(3.0, 10.0),
+            goals: vec![goal],
+            ..Default::default()
+        })
+        .unwrap();
+    let (mut moving, mut stuck) = (0, 0);
+    for _ in 0..200 {
+        crowd.step();
+        match crowd.agent(id).unwrap().state() {
+            AgentState::Moving => moving += 1,
+            AgentState::Stuck => stuck += 1,
+            AgentState::Arrived => break,
+            _ => {}
+        }
+    }
+    println!("{moving} steps moving, {stuck} stuck");
+    assert_eq!(crowd.agent(id).unwrap().state(), AgentState::Arrived);
+    assert!(moving > 2 * stuck, "{moving} moving, {stuck} stuck");
+}

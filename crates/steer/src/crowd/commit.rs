@@ -206,7 +206,8 @@ pub(super) fn commit_agent(
             agent.stalled = agent.stalled.saturating_add(1);
         }
     }
-    if agent.stalled >= w.stuck_after {
+    // (A step that progressed is never stuck, even with `stuck_after` at 0.)
+    if agent.stalled > 0 && agent.stalled >= w.stuck_after {
         if before != AgentState::Stuck {
             report.stuck.push(id);
         }
@@ -246,7 +247,10 @@ fn next_goal(slot: &mut Option<Agent>, id: AgentId, reached: bool, report: &mut 
         return;
     };
     agent.subgoals.clear();
+    // Progress starts afresh on the next goal (a mark on the last one measures nothing there).
     agent.stalled = 0;
+    agent.progress_mark = agent.position;
+    agent.level_mark = None;
     agent.steps_on_goal = 0;
     if agent.goal_index + 1 < agent.params.goals.len() {
         agent.goal_index += 1;

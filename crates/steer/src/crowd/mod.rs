@@ -172,9 +172,9 @@ pub struct CrowdSettings {
     /// sub-goal; it is then marked where it stands. A walker circling round a goal it cannot
     /// get into, pacing to and fro, or pushed back by a crowd makes none however far it walks,
     /// until it comes nearer than it was at its mark. A map solved again (obstacles changed) is
-    /// read afresh at the mark.
-    /// Towards a search's target, whose map changes every step, and outside the global grid,
-    /// progress is a net displacement of one local cell.
+    /// read afresh at the mark; a new goal starts afresh. Towards a search's target, whose map
+    /// changes every step, and outside the global grid, progress is a net displacement of one
+    /// local cell. At 0, every step without progress is stuck and no step with it.
     pub stuck_after: u32,
     /// Global maps re-solved at most per step after obstacle edits; the others keep their
     /// previous (converged) map until their turn, so an edit never stalls a step by solving
@@ -330,8 +330,9 @@ pub struct Agent {
     /// Where the agent last made progress (for a settling agent: its nearest point to the
     /// goal's centre so far).
     progress_mark: DVec2,
-    /// The followed field's level at `progress_mark`, when progress is measured down the field
-    /// (see [`CrowdSettings::stuck_after`]); `None`: by net displacement.
+    /// The followed field's level and the distance from the goal at `progress_mark`, when
+    /// progress is measured towards the goal (see [`CrowdSettings::stuck_after`]); `None`: by
+    /// net displacement.
     level_mark: Option<LevelMark>,
     /// Planner steps spent on the current goal.
     steps_on_goal: u32,
@@ -339,8 +340,9 @@ pub struct Agent {
     settling: bool,
 }
 
-/// What an agent's progress down its field is measured against: the level of the field it
-/// followed at its progress mark, read on which map and at which sub-goal depth.
+/// What an agent's progress towards its goal is measured against: the level of the field it
+/// followed at its progress mark (read on which map, at which sub-goal depth) and its distance
+/// from the goal's region there.
 #[derive(Debug, Clone, Copy)]
 struct LevelMark {
     /// Potential of the followed field at the mark.

@@ -443,10 +443,12 @@ impl World<'_> {
 /// field it follows where it stands and its distance from the goal's region (see
 /// [`CrowdSettings::stuck_after`](super::CrowdSettings)): `flow` is that field's descent there.
 /// The distance counts too because a harmonic map rises towards every wall: a walker keeping to
-/// a hallway's side to pass a stream stands higher than one in the middle level with it. Read at the start of a step, before the agent moves,
-/// so the count runs one step behind the commit, and on the planning threads rather than in the
-/// commit. Agents towards a search's target, or outside the grid, are left to the commit's
-/// count of net displacement (`level_mark` empty).
+/// a hallway's side to pass a stream stands higher than one in the middle level with it.
+///
+/// Read at the start of a step, before the agent moves, so the count runs one step behind the
+/// commit, and on the planning threads rather than in the commit. Agents towards a search's
+/// target, or outside the grid, are left to the commit's count of net displacement
+/// (`level_mark` empty).
 fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
     let field = agent.subgoals.active_field(&goal.map);
     let level = if goal.search.is_none() {
@@ -478,7 +480,8 @@ fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
             }
             level <= mark.level - mark.drop || gap <= mark.gap - half_cell
         }
-        // A new goal, a sub-goal stacked or reached, or the first step.
+        // A new goal (`next_goal` clears the mark), a sub-goal stacked or reached, or the
+        // first step.
         _ => true,
     };
     if progressed {

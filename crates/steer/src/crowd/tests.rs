@@ -1160,3 +1160,40 @@ fn committing_while_planning_changes_nothing() {
         "arrived {arrived}, advanced {advanced}, removed {removed}, timed out {timed_out}"
     );
 }
+
+/// A walker's progress starts afresh on each goal: the mark set on the last goal (its level on
+/// that goal's map, its distance from that region) measures nothing on the next, which is read
+/// from the first step there.
+#[test]
+fn a_new_goal_starts_progress_afresh() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::splat(20.0),
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
+    let disc = |x: f64, y: f64| Shape::Disc {
+        centre: DVec2::new(x, y),
+        radius: 0.5,
+    };
+    let first = crowd.add_goal(disc(8.0, 10.0)).unwrap();
+    let second = crowd.add_goal(disc(8.0, 2.0)).unwrap();
+    let id = crowd
+        .spawn(AgentParams {
+            position: DVec2::new(2.0, 10.0),
+            goals: vec![first, second],
+            ..Default::default()
+        })
+        .unwrap();
+    let advanced = (0..200).any(|_| crowd.step().advanced.contains(&id));
+    assert!(advanced);
+    let agent = crowd.agent(id).unwrap();
+    assert!(agent.level_mark.is_none());
+    assert_eq!((agent.stalled, agent.progress_mark), (0, agent.position));
+    crowd.step();
+    let agent = crowd.agent(id).unwrap();
+    let mark = agent.level_mark.expect("marked on the second goal's map");
+    let second_map = crowd.goals[second.0 as usize].revision;
+    assert_eq!(mark.revision, second_map);
+    assert_eq!(agent.stalled, 0);
+}
