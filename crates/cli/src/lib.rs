@@ -195,6 +195,64 @@ pub fn reseed(scenario: &mut Scenario, seed: u64) {
     }
 }
 
+/// Settings that `run` and `bench` put in place of a scenario file's own, for every agent and
+/// region (`--local-cell-size`, `--local-side`, `--planner-hz`): one file tried at another
+/// resolution of the walkers' local maps, or another planner rate, without editing it. The
+/// plugin still checks each agent: a step of `max_speed / planner_hz` longer than one local
+/// cell is refused, so finer cells need a higher rate (README, *Finer local maps*).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tuning {
+    /// Every walker's local-map cell size, metres (`style.local_map.cell_size`).
+    pub local_cell_size: Option<f64>,
+    /// Every walker's local-map side, cells (`style.local_map.side`).
+    pub local_side: Option<usize>,
+    /// Planner steps a second (`settings.planner_hz`).
+    pub planner_hz: Option<f64>,
+}
+
+impl Tuning {
+    /// Whether nothing is put in place.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Puts the set values into `scenario`.
+    pub fn apply(&self, scenario: &mut Scenario) {
+        let styles = scenario
+            .agents
+            .iter_mut()
+            .map(|a| &mut a.style)
+            .chain(scenario.regions.iter_mut().map(|r| &mut r.style));
+        for style in styles {
+            if let Some(cell) = self.local_cell_size {
+                style.local_map.cell_size = cell;
+            }
+            if let Some(side) = self.local_side {
+                style.local_map.side = side;
+            }
+        }
+        if let Some(hz) = self.planner_hz {
+            scenario.settings.planner_hz = Some(hz);
+        }
+    }
+
+    /// What is put in place, for a report ("local cells 0.25 m, 7 planner steps/s"); empty
+    /// when nothing is.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(cell) = self.local_cell_size {
+            parts.push(format!("local cells {cell} m"));
+        }
+        if let Some(side) = self.local_side {
+            parts.push(format!("local maps {side}×{side} cells"));
+        }
+        if let Some(hz) = self.planner_hz {
+            parts.push(format!("{hz} planner steps/s"));
+        }
+        parts.join(", ")
+    }
+}
+
 /// The app of a headless run: `MinimalPlugins`, the crowdfield plugins, one planner step per
 /// update, and the scenario spawned. Returns the app, the planner period and how many agents
 /// regions could not place.
