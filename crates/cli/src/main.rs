@@ -363,7 +363,7 @@ fn validate(scenario: &Path) -> bool {
     }
 }
 
-/// A length in metres above 0 (`--global-cell-size`).
+/// A length in metres above 0 (`--global-cell-size`, `--local-cell-size`).
 fn positive_metres(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),

@@ -146,6 +146,30 @@ fn agents_in_contact_are_accepted() {
     assert_eq!(crowd.agents().count(), 5);
 }
 
+/// Discs narrower than the contact tolerance are still refused inside a wall or on another
+/// agent's centre: touching is allowed, covering is not.
+#[test]
+fn tiny_discs_are_refused_inside_walls_and_on_each_other() {
+    let (mut crowd, goal) = world();
+    let tiny = |position: DVec2| AgentParams {
+        position,
+        radius: 1e-7,
+        ..params(goal)
+    };
+    assert!(matches!(
+        crowd.spawn(tiny(DVec2::new(11.0, 5.0))),
+        Err(SteerError::InsideObstacle { .. })
+    ));
+    crowd.spawn(tiny(DVec2::new(5.0, 5.0))).unwrap();
+    assert!(matches!(
+        crowd.spawn(tiny(DVec2::new(5.0, 5.0))),
+        Err(SteerError::OverlapsAgent { other: 0, .. })
+    ));
+    // Beside each other, a hair apart, they are only touching.
+    crowd.spawn(tiny(DVec2::new(5.0 + 1e-7, 5.0))).unwrap();
+    assert_eq!(crowd.agents().count(), 2);
+}
+
 #[test]
 fn bad_local_maps_and_steps_are_rejected() {
     let (mut crowd, goal) = world();

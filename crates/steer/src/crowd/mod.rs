@@ -144,6 +144,14 @@ const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 /// overlaps.
 pub const CONTACT_TOLERANCE: f64 = 1e-6;
 
+/// Whether a disc whose centre lies `distance` from a shape (0 inside it; for two discs, the
+/// distance between their centres) overlaps it, when touching means `distance == reach` (the
+/// radius, or the two radii summed): it reaches in by more than [`CONTACT_TOLERANCE`], or its
+/// centre is inside (or, for two discs, on the other's), however small the discs.
+fn overlaps_beyond_contact(distance: f64, reach: f64) -> bool {
+    distance <= 0.0 || distance < reach - CONTACT_TOLERANCE
+}
+
 /// At most this many (cell size, radius, obstacle coverage) keys get a static raster; agents
 /// with other keys rasterise static shapes themselves each step.
 const MAX_STATIC_RASTERS: usize = 32;
@@ -696,7 +704,10 @@ impl Crowd {
     /// world bounds; overlaps are not checked here (the guard keeps later steps from deepening
     /// them). During a step (between [`Crowd::advance_to`] phases) the agent keeps the plan it
     /// sensed for, steps from the new position, and the others' steps are guarded against it
-    /// there.
+    /// there. Its progress mark stays ([`CrowdSettings::stuck_after`]): a host's small
+    /// corrections every step count as the walk they are, but an agent carried away from its
+    /// goal makes no progress until it is back as near as its mark; give it its goals again
+    /// ([`Crowd::set_goals`]) after such a jump to start the count afresh.
     pub fn set_position(&mut self, id: AgentId, position: DVec2) -> Result<(), SteerError> {
         for (what, value) in [("position.x", position.x), ("position.y", position.y)] {
             if !value.is_finite() {
@@ -802,7 +813,7 @@ impl Crowd {
         }
         if self.statics.iter().any(|s| {
             s.distance(p)
-                .map_or(true, |d| d < params.radius - CONTACT_TOLERANCE)
+                .map_or(true, |d| overlaps_beyond_contact(d, params.radius))
         }) {
             return Err(SteerError::InsideObstacle { x: p.x, y: p.y });
         }
@@ -819,7 +830,10 @@ impl Crowd {
         index.for_each_near(p, params.radius + self.largest_radius, |i| {
             if overlap.is_none()
                 && let Some(o) = &self.agents[i]
-                && (o.position - p).length() < o.params.radius + params.radius - CONTACT_TOLERANCE
+                && overlaps_beyond_contact(
+                    (o.position - p).length(),
+                    o.params.radius + params.radius,
+                )
             {
                 overlap = Some(i);
             }

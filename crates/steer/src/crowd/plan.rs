@@ -10,8 +10,8 @@ use glam::DVec2;
 use crowdfield_field::{CellKind, Shape};
 
 use super::{
-    Agent, AgentGrid, CONTACT_TOLERANCE, Goal, LevelMark, Plan, Prepared, RasterKey, raster_key,
-    shape_near,
+    Agent, AgentGrid, Goal, LevelMark, Plan, Prepared, RasterKey, overlaps_beyond_contact,
+    raster_key, shape_near,
 };
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
@@ -333,8 +333,9 @@ impl World<'_> {
 }
 
 impl World<'_> {
-    /// The step out of any obstacle that overlaps the agent (reaches more than [`CONTACT_TOLERANCE`] into
-    /// its disc), or `None` when none does. Agents never walk into obstacles (the commit's
+    /// The step out of any obstacle that overlaps the agent (reaches more than
+    /// [`CONTACT_TOLERANCE`](super::CONTACT_TOLERANCE) into its disc, or covers its centre),
+    /// or `None` when none does. Agents never walk into obstacles (the commit's
     /// guard), so this happens only when a moving obstacle runs onto one or a static obstacle
     /// is added over one; the seeds' maps then hold the agent's own cells fixed at 1 and give
     /// no descent, and it would stand inside for good.
@@ -363,7 +364,7 @@ impl World<'_> {
             gap.length_squared() < radius * radius
                 && shape
                     .distance(pos)
-                    .is_ok_and(|d| d < radius - CONTACT_TOLERANCE)
+                    .is_ok_and(|d| overlaps_beyond_contact(d, radius))
         };
         // Statics are only looked at where the agent's static raster (statics grown by its
         // radius, patched as soon as a static obstacle is added; a crowd of many radii or cell
