@@ -682,7 +682,7 @@ fn main() -> ExitCode {
             }
             let m = &output.metrics;
             println!(
-                "{}: {}, {}/{} arrived{}{}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step; written to {}",
+                "{}: {}, {}/{} arrived{}{}, overlaps: {} agent-agent (max {:.3} m), {} agent-wall (max {:.3} m), planner {}/step (first step {}); written to {}",
                 scenario.display(),
                 counted(m.steps as usize, "step"),
                 m.arrived,
@@ -699,6 +699,7 @@ fn main() -> ExitCode {
                 m.wall_overlaps,
                 m.wall_overlap_max_m,
                 duration_text(m.planner_ms_mean),
+                duration_text(m.planner_first_ms),
                 out.display()
             );
             if !tuning.is_empty() {
