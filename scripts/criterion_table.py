@@ -2,7 +2,7 @@
 """Prints a Markdown table of the criterion results under target/criterion (or $1).
 
 Reads each benchmark's new/estimates.json (median) and new/benchmark.json (throughput), so the
-README's figures come straight from the last `cargo bench` run.
+figures in docs/field.md come straight from the last `cargo bench` run.
 """
 import json
 import pathlib

@@ -6,7 +6,7 @@
 Each copy keeps the hallway, the start and goal regions, the region seeds and the keep-right
 behaviour, and changes only how many walkers start in each end (TOTAL / 2 per end; default
 totals 10 20 40 80 120 160 200 300). `crowdfield bench OUT_DIR/*.ron` then compares crowdfield
-with ORCA over crowd size on one geometry (README, *Side by side*, crowd size).
+with ORCA over crowd size on one geometry (docs/benchmarks.md, crowd size).
 """
 import pathlib
 import re

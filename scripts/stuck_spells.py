@@ -6,7 +6,7 @@
 Reads each folder's trajectories.csv (as `crowdfield run ... --out RUN_DIR` writes it) and prints,
 per folder, how many agents were in state `Stuck` at one step or more, how many spells (runs of
 consecutive `Stuck` rows of one agent) there were, and the median, 90th percentile and longest
-spell in planner steps. The README's figures on what the stuck rule flags in dense crowds come
+spell in planner steps. The figures in docs/steering.md on what the stuck rule flags in dense crowds come
 from this.
 """
 

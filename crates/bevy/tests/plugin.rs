@@ -407,7 +407,7 @@ fn bad_agents_are_reported_and_never_panic() {
         .map(|((e, _), other)| (*e, *other))
         .collect();
     // Registration follows `Entity` order, which in Bevy 0.19 puts the later-spawned twin first
-    // (README, *Choices*): the earlier `fine` is the one refused.
+    // (docs/plugin.md, *Choices*): the earlier `fine` is the one refused.
     assert_eq!(overlapping, [(fine, Some(twin))]);
     // Every other rejection names nobody.
     let named = seen(&app).rejected_others.iter().flatten().count();

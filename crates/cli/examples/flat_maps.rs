@@ -1,5 +1,5 @@
 //! How flat the walkers' local maps are where they stand, and where their local descents point:
-//! the measurements behind the README's *Fundamental diagram and flow* (why walkers loop rather
+//! the measurements behind docs/runner.md, *Fundamental diagram and flow* (why walkers loop rather
 //! than queue).
 //!
 //! `cargo run --release -p crowdfield_cli --example flat_maps -- SCENARIO [X Y]`

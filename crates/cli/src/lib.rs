@@ -199,7 +199,7 @@ pub fn reseed(scenario: &mut Scenario, seed: u64) {
 /// region (`--local-cell-size`, `--local-side`, `--planner-hz`): one file tried at another
 /// resolution of the walkers' local maps, or another planner rate, without editing it. The
 /// plugin still checks each agent: a step of `max_speed / planner_hz` longer than one local
-/// cell is refused, so finer cells need a higher rate (README, *Finer local maps*).
+/// cell is refused, so finer cells need a higher rate (docs/runner.md, *Finer local maps*).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Tuning {
     /// Every walker's local-map cell size, metres (`style.local_map.cell_size`).

@@ -20,8 +20,8 @@
 //!   another, as only overlapping steerings put agents) counts as a cell around its position,
 //!   wholly in the area or out. A test checks agents on a square lattice of spacing d read
 //!   `ρ_V = 1/d²` within 2 %; PedPy's polygons read the mean and highest densities of the
-//!   bottleneck's and the hallway's runs, every steering, within 0.5 % (README, *Fundamental
-//!   diagram and flow*).
+//!   bottleneck's and the hallway's runs, every steering, within 0.5 % (docs/runner.md,
+//!   *Fundamental diagram and flow*).
 //!
 //! **Line.** Every crossing of the segment from `a` to `b` is counted with its time, linearly
 //! interpolated within the step; forward is from the right of `a → b` to its left. The flow is

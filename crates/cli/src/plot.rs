@@ -3,7 +3,8 @@
 //! which the `png` crate encodes.
 //!
 //! The plots carry no text: plotters draws text through system font libraries, which this
-//! workspace keeps out of its build. Colours and the README's captions carry the meaning.
+//! workspace keeps out of its build. Colours and the captions in README and docs/runner.md
+//! carry the meaning.
 
 use std::path::Path;
 

@@ -82,10 +82,11 @@ impl FieldBatch {
 /// Why the complement: the stencil's weights sum to one, so `q` obeys the same update as `p`
 /// (`1 − Σ wₖ pₖ = Σ wₖ (1 − pₖ)`), with obstacles at 0 and goals at 1. Where a local map goes
 /// flat, behind walls and in pockets, `p` creeps towards 1 and `f32` would lose its slope
-/// (README "Precision"); `q` creeps towards 0, where `f32` keeps about seven significant digits
-/// down to 1e-38. Sweeping the complement in `f32` therefore keeps relative precision exactly
-/// where the `p` form needs `f64`; the maps themselves stay `Field<f64>` (potentials are
-/// converted on [`Self::load`] and [`Self::store`]), so every decision still reads `f64`.
+/// (docs/field.md, "Precision"); `q` creeps towards 0, where `f32` keeps about seven
+/// significant digits down to 1e-38. Sweeping the complement in `f32` therefore keeps relative
+/// precision exactly where the `p` form needs `f64`; the maps themselves stay `Field<f64>`
+/// (potentials are converted on [`Self::load`] and [`Self::store`]), so every decision still
+/// reads `f64`.
 ///
 /// Each lane computes exactly what [`crate::relax()`] with [`crate::Relaxation::GAUSS_SEIDEL`]
 /// computes on a `Field<f32>` holding the lane's complements (a property test checks it bit for

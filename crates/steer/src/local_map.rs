@@ -70,7 +70,7 @@ pub enum LocalPrecision {
     /// Single precision on the complement `1 − p` (`FieldBatchF32`): 32 maps per batch instead
     /// of 16, about twice the sweep rate. The complement keeps its relative precision where
     /// `p` goes flat; the test `f32_complement_sweeps_make_the_f64_decisions` compares the
-    /// headings both give in a crowd (README "Precision").
+    /// headings both give in a crowd (docs/field.md, "Precision").
     #[default]
     F32Complement,
     /// Double precision on `p` (`FieldBatch`), bit-identical to relaxing each map alone with

@@ -677,10 +677,11 @@ impl Crowd {
     ///
     /// For steps taken back to back (headless runs and experiments). A pool thread idle for
     /// more than a few tens of microseconds goes to sleep, and waking it takes about as long
-    /// again (20–60 µs on the 2-vCPU VM of the README), while the serial part of a step (the
-    /// commit, the caller's work between steps, the snapshot and rasters of the next) lasts
-    /// about that long, so every parallel part starts with one thread. With 1 ms, crowds of 24
-    /// to 500 agents stepped back to back on two threads made 4–12 % more agent-steps a second
+    /// again (20–60 µs on the project's 2-vCPU VM, docs/performance.md), while the serial part
+    /// of a step (the commit, the caller's work between steps, the snapshot and rasters of the
+    /// next) lasts about that long, so every parallel part starts with one thread. With 1 ms,
+    /// crowds of 24 to 500 agents stepped back to back on two threads made 4–12 % more
+    /// agent-steps a second
     /// (docs/performance.md, *Two threads*). In a game, whose steps are far apart, it only costs:
     /// up to `spin` of a core's time per kept thread and step. On that VM it also slowed other
     /// parallel work run in the same process afterwards (the same section).
