@@ -124,7 +124,8 @@ pub mod prelude {
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;
     pub use crowdfield_steer::{
-        ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings, SpeedLaw,
+        ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings,
+        NeighbourStamping, SpeedLaw,
     };
 }
 

@@ -208,6 +208,9 @@ pub struct Tuning {
     pub local_side: Option<usize>,
     /// Planner steps a second (`settings.planner_hz`).
     pub planner_hz: Option<f64>,
+    /// Which neighbours every walker stamps into its local map
+    /// (`style.local_map.neighbours`).
+    pub neighbours: Option<NeighbourStamping>,
 }
 
 impl Tuning {
@@ -230,6 +233,9 @@ impl Tuning {
             if let Some(side) = self.local_side {
                 style.local_map.side = side;
             }
+            if let Some(neighbours) = self.neighbours {
+                style.local_map.neighbours = neighbours;
+            }
         }
         if let Some(hz) = self.planner_hz {
             scenario.settings.planner_hz = Some(hz);
@@ -248,6 +254,13 @@ impl Tuning {
         }
         if let Some(hz) = self.planner_hz {
             parts.push(format!("{hz} planner steps/s"));
+        }
+        match self.neighbours {
+            Some(NeighbourStamping::All) => parts.push("every neighbour stamped".into()),
+            Some(NeighbourStamping::ExceptSameWay) => {
+                parts.push("neighbours walking the same way left out".into())
+            }
+            None => {}
         }
         parts.join(", ")
     }

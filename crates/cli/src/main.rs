@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::field::Coverage;
-use clap::{Args, Parser, Subcommand};
+use bevy_crowdfield::steer::NeighbourStamping;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use crowdfield_cli::bench::{
     BenchOptions, BenchRow, bench_scenario, markdown, not_registered, write_fundamental_diagrams,
     write_recordings,
@@ -186,6 +187,20 @@ struct TuningArgs {
     /// steps ORCA and seek at the same rate.
     #[arg(long, value_parser = planner_rate)]
     planner_hz: Option<f64>,
+    /// Which neighbours every walker stamps into its local map, in place of the file's: `all`
+    /// (the seeds, the default) or `except-same-way` (those walking the walker's way at its
+    /// pace are left out; crowds clear doors and counterflows in far fewer steps).
+    #[arg(long, value_enum)]
+    neighbours: Option<NeighboursArg>,
+}
+
+/// `--neighbours`: [`NeighbourStamping`]'s variants on the command line.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum NeighboursArg {
+    /// Every neighbour (the seeds).
+    All,
+    /// Every neighbour but those walking the walker's way.
+    ExceptSameWay,
 }
 
 impl From<TuningArgs> for Tuning {
@@ -194,6 +209,10 @@ impl From<TuningArgs> for Tuning {
             local_cell_size: a.local_cell_size,
             local_side: a.local_side,
             planner_hz: a.planner_hz,
+            neighbours: a.neighbours.map(|n| match n {
+                NeighboursArg::All => NeighbourStamping::All,
+                NeighboursArg::ExceptSameWay => NeighbourStamping::ExceptSameWay,
+            }),
         }
     }
 }

@@ -8,6 +8,7 @@ use bevy::math::Vec2;
 use bevy_crowdfield::Scenario;
 use bevy_crowdfield::field::Coverage;
 use bevy_crowdfield::scenario::Measurement;
+use bevy_crowdfield::steer::NeighbourStamping;
 use crowdfield_cli::{
     Outcome, RowState, RunOptions, Stop, Tuning, agents_csv, load, run_scenario, trajectories_csv,
 };
@@ -565,6 +566,8 @@ fn run_and_bench_take_local_maps_and_rate_from_the_command_line() {
             "11",
             "--planner-hz",
             "7",
+            "--neighbours",
+            "except-same-way",
             "--steps",
             "3",
         ],
@@ -574,7 +577,7 @@ fn run_and_bench_take_local_maps_and_rate_from_the_command_line() {
     let stdout = String::from_utf8_lossy(&fine.stdout);
     assert!(
         stdout.contains(
-            "every walker with local cells 0.25 m, local maps 11×11 cells, 7 planner steps/s (in place of the file's)"
+            "every walker with local cells 0.25 m, local maps 11×11 cells, 7 planner steps/s, neighbours walking the same way left out (in place of the file's)"
         ),
         "{stdout}"
     );
@@ -595,6 +598,7 @@ fn run_and_bench_take_local_maps_and_rate_from_the_command_line() {
         ["--local-side", "4"],
         ["--local-cell-size", "0"],
         ["--planner-hz", "2000"],
+        ["--neighbours", "some"],
     ] {
         let refused_out = dir.join("refused");
         let refused = run_file(&file, &bad, &refused_out);
@@ -667,6 +671,62 @@ fn finer_local_maps_let_the_bottleneck_flow_faster() {
     assert!(
         fine_time < 0.8 * coarse_time,
         "{fine_time} against {coarse_time}"
+    );
+}
+
+/// docs/steering.md, *Walkers going the same way*: the shipped hallway (two streams of 100
+/// that keep right) with every walker leaving out the neighbours that walk its way
+/// (`--neighbours except-same-way`). Where every neighbour is stamped the streams weave and
+/// stall, and in the middle walkers go at a fifth to a half of Weidmann's speed for the
+/// density; leaving those going their way out, the hallway clears in well under half the steps
+/// and every density bin the middle area fills is walked at three quarters of Weidmann's speed
+/// or more; no overlap either way.
+#[test]
+fn walkers_that_leave_out_their_own_stream_walk_the_hallway_at_pedestrian_speeds() {
+    let run = |neighbours: NeighbourStamping| {
+        let mut s = load(&scenario("hallway-two-way")).unwrap();
+        Tuning {
+            neighbours: Some(neighbours),
+            ..Default::default()
+        }
+        .apply(&mut s);
+        let m = run_scenario(
+            &s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps: 3_000 },
+                field_plots: 0,
+                ..Default::default()
+            },
+        )
+        .metrics;
+        assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+        assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+        m
+    };
+    let all = run(NeighbourStamping::All);
+    let same_way = run(NeighbourStamping::ExceptSameWay);
+    let bins = &same_way.areas[0].bins;
+    println!("{} -> {} steps; {bins:?}", all.steps, same_way.steps);
+    assert!(
+        (same_way.steps as f64) < 0.5 * all.steps as f64,
+        "{} against {}",
+        same_way.steps,
+        all.steps
+    );
+    for bin in bins.iter().filter(|b| b.samples >= 30) {
+        assert!(
+            bin.speed_mean_m_s >= 0.75 * bin.weidmann_speed_m_s,
+            "{bins:?}"
+        );
+    }
+    // With every neighbour stamped, the middle's densest bins go below half.
+    assert!(
+        all.areas[0]
+            .bins
+            .iter()
+            .any(|b| b.samples >= 30 && b.speed_mean_m_s < 0.5 * b.weidmann_speed_m_s),
+        "{:?}",
+        all.areas[0].bins
     );
 }
 

@@ -27,6 +27,9 @@ const SELECTION: Color = Color::srgb(1.0, 0.95, 0.3);
 const WINDOW: Color = Color::srgb(0.95, 0.95, 0.95);
 const FREE_ZONE: Color = Color::srgba(0.95, 0.95, 0.95, 0.45);
 const NEIGHBOUR: Color = Color::srgb(1.0, 0.55, 0.15);
+/// Neighbours walking the selected agent's way, which `NeighbourStamping::ExceptSameWay` leaves
+/// out of its map.
+const LEFT_OUT: Color = Color::srgba(1.0, 0.55, 0.15, 0.35);
 const LOCAL_GOAL: Color = Color::srgb(0.3, 1.0, 0.4);
 const DESCENT: Color = Color::srgb(0.35, 0.95, 1.0);
 const HEADING: Color = Color::WHITE;
@@ -265,13 +268,25 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
             }
         }
     }
-    // Neighbours inside the window: the discs stamped into it this step.
+    // Neighbours inside the window: the discs stamped into it this step, and faintly those
+    // it left out as walking its way (as they stand after the step, as the others do).
+    let stamping = local.settings().neighbours;
     for (other, a) in crowd.agents() {
         let p = a.position().as_vec2();
         if other == id || p.x < lo.x || p.y < lo.y || p.x > hi.x || p.y > hi.y {
             continue;
         }
-        gizmos.circle_2d(p, a.params().radius as f32, NEIGHBOUR);
+        let planning = a.is_settling() || a.state() != bevy_crowdfield::steer::AgentState::Arrived;
+        let left_out = planning
+            && stamping.leaves_out(
+                agent.way(),
+                agent.params().max_step,
+                a.heading(),
+                a.way(),
+                a.params().max_step,
+            );
+        let colour = if left_out { LEFT_OUT } else { NEIGHBOUR };
+        gizmos.circle_2d(p, a.params().radius as f32, colour);
     }
     for shape in crowd.moving_obstacles() {
         if let Ok((a, b)) = shape.bounds() {

@@ -35,6 +35,9 @@ pub use crowd::{
     CrowdSettings, Goal, GoalId, ObstacleId, StepPhase, StepReport,
 };
 pub use error::SteerError;
-pub use local_map::{LocalMap, LocalMapSettings, LocalPrecision, MAX_LOCAL_SWEEPS};
+pub use local_map::{
+    LocalMap, LocalMapSettings, LocalPrecision, MAX_LOCAL_SWEEPS, NeighbourStamping, SAME_WAY_COS,
+    SAME_WAY_PACE,
+};
 pub use motion::{HeadingRule, SpeedLaw, decide};
 pub use search::SearchSettings;

@@ -58,6 +58,70 @@ pub struct LocalMapSettings {
     /// of 0.5 m radius, where `Touch` closes it), and leaves the clearance to the collision
     /// guard. The seeds grow obstacles by the radius without saying which cells that marks.
     pub obstacle_coverage: Coverage,
+    /// Which neighbours are stamped: all of them, as the seeds do (the default), or all but
+    /// those walking the agent's way ([`NeighbourStamping::ExceptSameWay`]).
+    pub neighbours: NeighbourStamping,
+}
+
+/// Which neighbours an agent stamps into its local map (seed 000 §3.2 stamps every agent in
+/// the window, as a disc of the summed radii).
+///
+/// Inside a crowd, stamping everyone closes the window: the intermediate goal lies behind
+/// several discs, the potential at the agent comes within 10⁻³ of 1, and the descent follows
+/// the gaps between neighbours, backwards as often as not, so walkers behind others loop
+/// instead of following them (docs/runner.md, *Fundamental diagram and flow*). A neighbour that
+/// walks the agent's way at the agent's pace is no obstacle over the next steps: it moves on
+/// as the agent would, so their relative motion is about nil. Leaving such neighbours out
+/// ([`NeighbourStamping::ExceptSameWay`]) is our option, not the seeds'; the collision guard
+/// still keeps the two apart, so a walker follows one that stops rather than walking round it.
+/// Crowds then clear bottlenecks and counterflows in far fewer steps, but each step costs more
+/// (a neighbour query per agent and the left-out discs taken back out of the step's raster):
+/// docs/steering.md, *Walkers going the same way*.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NeighbourStamping {
+    /// Every neighbour whose disc reaches into the window (the seeds; the default).
+    #[default]
+    All,
+    /// Every neighbour but those walking the agent's way: planning towards a goal, heading
+    /// within 45° of the agent's own way (its global map's descent, sub-goals included),
+    /// wanting to walk (by its own map, at its last planning) less than 90° from it, and with
+    /// a top speed at least 90 % of the agent's ([`SAME_WAY_COS`], [`SAME_WAY_PACE`]). A
+    /// slower one stays stamped, so the agent overtakes it where there is room; so does one
+    /// that is backing away to let the agent by, headed its way but wanting the other.
+    ExceptSameWay,
+}
+
+/// Cosine of the largest angle (45°) between a neighbour's heading and the agent's way for
+/// [`NeighbourStamping::ExceptSameWay`] to leave the neighbour out.
+pub const SAME_WAY_COS: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+/// Smallest ratio of a neighbour's top speed to the agent's for
+/// [`NeighbourStamping::ExceptSameWay`] to leave the neighbour out.
+pub const SAME_WAY_PACE: f64 = 0.9;
+
+impl NeighbourStamping {
+    /// Whether a neighbour that heads along `heading`, wants to walk along `wants` (unit
+    /// vectors, or zero where it has none) and walks at a top speed of `pace` is left out of
+    /// the map of an agent whose own way is `way` (unit or zero) and top speed `own_pace`.
+    pub fn leaves_out(
+        self,
+        way: DVec2,
+        own_pace: f64,
+        heading: DVec2,
+        wants: DVec2,
+        pace: f64,
+    ) -> bool {
+        match self {
+            NeighbourStamping::All => false,
+            NeighbourStamping::ExceptSameWay => {
+                heading.dot(way) > SAME_WAY_COS
+                    && wants.dot(way) > 0.0
+                    && pace >= SAME_WAY_PACE * own_pace
+            }
+        }
+    }
 }
 
 /// How a local map's sweeps are computed.
@@ -90,6 +154,7 @@ impl Default for LocalMapSettings {
             view_angle: std::f64::consts::TAU,
             precision: LocalPrecision::default(),
             obstacle_coverage: Coverage::Touch,
+            neighbours: NeighbourStamping::default(),
         }
     }
 }
@@ -140,6 +205,9 @@ pub struct LocalMap {
     /// The same ranked while projecting, each keyed by its squared distance to the exit (as
     /// bits), then y, then x, packed into one integer: a buffer kept from step to step.
     ranked: Vec<u128>,
+    /// How many left-out discs cover each update-zone cell while stamping from a raster
+    /// (zero between stamps): a buffer kept from step to step.
+    left_out: Vec<u16>,
 }
 
 impl LocalMap {
@@ -154,6 +222,7 @@ impl LocalMap {
             anchor,
             goal: Vec::new(),
             ranked: Vec::new(),
+            left_out: Vec::new(),
         })
     }
 
@@ -233,86 +302,115 @@ impl LocalMap {
 
     /// Stamps the other agents' discs from `raster` (every disc of the step, grown by this
     /// agent's radius) into the update zone, never the agent's own cell: a cell is stamped when
-    /// some disc other than the agent's own (`own` centre and radius, as counted) covers it.
-    /// Returns cells set.
-    pub(crate) fn stamp_raster_discs(&mut self, raster: &DiscRaster, own: (DVec2, f64)) -> usize {
+    /// more discs cover it than those left out, which are the agent's own (`own` centre and
+    /// radius, as counted) and `skipped` (neighbours' discs of the same step that the agent
+    /// does not stamp, [`NeighbourStamping`]). Returns cells set.
+    pub(crate) fn stamp_raster_discs(
+        &mut self,
+        raster: &DiscRaster,
+        own: (DVec2, f64),
+        skipped: &[(DVec2, f64)],
+    ) -> usize {
         let lo = 1 + self.settings.free_zone;
         let hi = self.settings.side - 1 - self.settings.free_zone;
         let half = (self.settings.side / 2) as i32;
         let centre = self.centre();
-        let own_reach = own.1 + raster.inflation();
+        let inflation = raster.inflation();
         // Lattice cell of the update zone's first cell.
         let origin = self.anchor + IVec2::splat(lo as i32 - half);
-        // Cells counted once that may be the agent's own disc: within its reach, in a box a
-        // cell wider each way than the reach (as zone offsets; empty when not finite).
-        let c = raster.cell();
-        let zone = |v: f64, o: i32| {
-            if own.0.is_finite() && own_reach.is_finite() {
-                f64::from(floor_i32(v / c)) - f64::from(o)
-            } else {
-                f64::NAN
-            }
-        };
-        let own_lo = DVec2::new(
-            zone(own.0.x - own_reach, origin.x) - 1.0,
-            zone(own.0.y - own_reach, origin.y) - 1.0,
-        );
-        let own_hi = DVec2::new(
-            zone(own.0.x + own_reach, origin.x) + 1.0,
-            zone(own.0.y + own_reach, origin.y) + 1.0,
-        );
         let len = hi - lo;
-        let span = |a: f64, b: f64| {
-            if a.is_finite() && b.is_finite() && b >= 0.0 && a < len as f64 {
-                a.max(0.0) as usize..(b as usize + 1).min(len)
-            } else {
-                0..0
+        let c = raster.cell();
+        // A left-out disc's cells, as zone offsets: the cells its reach's box touches (a
+        // cell beyond has its centre at least half a cell outside the box, so no rounding of
+        // the raster's test lets it in; empty when not finite).
+        let zone_box = |(q, r): (DVec2, f64)| {
+            let reach = r + inflation;
+            if !(q.is_finite() && reach.is_finite()) {
+                return (0..0, 0..0);
             }
+            let span = |a: f64, b: f64, o: i32| {
+                let a = f64::from(floor_i32(a / c)) - f64::from(o);
+                let b = f64::from(floor_i32(b / c)) - f64::from(o);
+                if a.is_finite() && b.is_finite() && b >= 0.0 && a < len as f64 {
+                    a.max(0.0) as usize..(b as usize + 1).min(len)
+                } else {
+                    0..0
+                }
+            };
+            (
+                span(q.x - reach, q.x + reach, origin.x),
+                span(q.y - reach, q.y + reach, origin.y),
+            )
         };
-        let (own_x, own_y) = (span(own_lo.x, own_hi.x), span(own_lo.y, own_hi.y));
-        // Cells counted once by the agent's own disc alone, which it does not stamp.
-        let own_only = |g: IVec2| (raster.count(g) == 1) & raster.covers(g, own.0, own_reach);
-        let columns = if own_x.is_empty() {
-            0
-        } else {
-            (u64::MAX >> (64 - own_x.len().min(64))) << own_x.start.min(63)
-        };
+        // How many left-out discs cover each zone cell, counted as the raster counted them,
+        // over the box of all their cells; a cell they cover is stamped only where more discs
+        // count it than they are.
+        let mut left = std::mem::take(&mut self.left_out);
+        left.clear();
+        left.resize(len * len, 0);
+        let (mut xs_all, mut ys_all) = (len..0, len..0);
+        for (q, r) in std::iter::once(own).chain(skipped.iter().copied()) {
+            let (xs, ys) = zone_box((q, r));
+            if xs.is_empty() || ys.is_empty() {
+                continue;
+            }
+            for j in ys.clone() {
+                let mut run = raster.covered_run(
+                    origin.x + xs.start as i32,
+                    origin.y + j as i32,
+                    xs.len(),
+                    q,
+                    r + inflation,
+                );
+                while run != 0 {
+                    left[j * len + xs.start + run.trailing_zeros() as usize] += 1;
+                    run &= run - 1;
+                }
+            }
+            xs_all = xs_all.start.min(xs.start)..xs_all.end.max(xs.end);
+            ys_all = ys_all.start.min(ys.start)..ys_all.end.max(ys.end);
+        }
+        let others_cover = |g: IVec2, j: usize, k: usize| raster.count(g) > left[j * len + k];
         // The usual case: the whole zone inside the grid and at most 64 cells wide (side ≤ 65),
         // one word of bits per row.
         let mut bits = [0u64; 64];
-        if len <= 64 && raster.covered_rows(origin, len, &mut bits[..len]) {
+        let n = if len <= 64 && raster.covered_rows(origin, len, &mut bits[..len]) {
             let bits = &mut bits[..len];
             // Never the agent's own cell.
             bits[centre.1 - lo] &= !(1 << (centre.0 - lo));
-            for j in own_y {
-                // Only covered cells in the own disc's columns can be its alone.
-                let mut candidates = bits[j] & columns;
-                while candidates != 0 {
-                    let k = candidates.trailing_zeros() as usize;
-                    let g = origin + IVec2::new(k as i32, j as i32);
-                    bits[j] &= !(u64::from(own_only(g)) << k);
-                    candidates &= candidates - 1;
+            if !xs_all.is_empty() {
+                let columns = (u64::MAX >> (64 - xs_all.len().min(64))) << xs_all.start.min(63);
+                for j in ys_all {
+                    // Only covered cells in the left-out discs' columns can be theirs alone.
+                    let mut candidates = bits[j] & columns;
+                    while candidates != 0 {
+                        let k = candidates.trailing_zeros() as usize;
+                        let g = origin + IVec2::new(k as i32, j as i32);
+                        bits[j] &= !(u64::from(!others_cover(g, j, k)) << k);
+                        candidates &= candidates - 1;
+                    }
                 }
             }
-            return self.field.set_obstacles_by_bit_rows(lo, lo, bits);
-        }
-        // Partly outside the grid, or a zone wider than 64 cells: cell by cell, 64 cells a
-        // word.
-        let mut n = 0;
-        for j in 0..len {
-            let y = lo + j;
-            for first in (0..len).step_by(64) {
-                let mut bits = 0u64;
-                for k in first..len.min(first + 64) {
-                    let g = origin + IVec2::new(k as i32, j as i32);
-                    let stamp = raster.count(g) > 0
-                        && (k + lo, y) != centre
-                        && !(own_y.contains(&j) && own_x.contains(&k) && own_only(g));
-                    bits |= u64::from(stamp) << (k - first);
+            self.field.set_obstacles_by_bit_rows(lo, lo, bits)
+        } else {
+            // Partly outside the grid, or a zone wider than 64 cells: cell by cell, 64 cells a
+            // word.
+            let mut n = 0;
+            for j in 0..len {
+                let y = lo + j;
+                for first in (0..len).step_by(64) {
+                    let mut bits = 0u64;
+                    for k in first..len.min(first + 64) {
+                        let g = origin + IVec2::new(k as i32, j as i32);
+                        let stamp = (k + lo, y) != centre && others_cover(g, j, k);
+                        bits |= u64::from(stamp) << (k - first);
+                    }
+                    n += self.field.set_obstacles_by_bits(lo + first, y, bits);
                 }
-                n += self.field.set_obstacles_by_bits(lo + first, y, bits);
             }
-        }
+            n
+        };
+        self.left_out = left;
         n
     }
 
@@ -842,9 +940,10 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
 
         /// Reading the other agents' discs out of a lattice count stamps exactly the cells that
-        /// stamping each neighbour's disc does, the agent's own disc left out (also when another
-        /// agent stands on the same spot, and with an absent slot in the snapshot); with the
-        /// static raster counted in, one read stamps what the two rasters stamp apart.
+        /// stamping each neighbour's disc does, the agent's own disc and the skipped ones left
+        /// out (also when another agent stands on the same spot, skipped or not, and with an
+        /// absent slot in the snapshot); with the static raster counted in, one read stamps
+        /// what the two rasters stamp apart.
         #[test]
         fn raster_discs_stamp_what_disc_by_disc_stamping_does(
             placed in proptest::collection::vec(
@@ -853,6 +952,7 @@ mod tests {
             ),
             radius in 0.1f64..0.6,
             wide: bool,
+            every in 1usize..6,
         ) {
             // Default windows (update zones of 11 cells, read a word per row where inside the
             // grid), or 81 cells wide (zones of 79, read cell by cell, two words a row).
@@ -887,11 +987,20 @@ mod tests {
             proptest::prop_assert!(both.has_statics());
             for (i, disc) in discs.iter().enumerate().take(20) {
                 let Some((pos, own)) = *disc else { continue };
+                // A share of the other discs is skipped: none with `every` = 1, about one in
+                // `every` otherwise (agent 1, on agent 0's spot, is skipped for some).
+                let skips = |j: usize| every > 1 && j != i && (j + i).is_multiple_of(every);
+                let skipped: Vec<(DVec2, f64)> = discs
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| skips(*j))
+                    .filter_map(|(_, d)| *d)
+                    .collect();
                 let mut by_raster = LocalMap::new(s, pos).unwrap();
                 let mut one_by_one = by_raster.clone();
                 let mut in_one_read = by_raster.clone();
-                by_raster.stamp_raster_discs(&raster, (pos, own));
-                in_one_read.stamp_raster_discs(&both, (pos, own));
+                by_raster.stamp_raster_discs(&raster, (pos, own), &skipped);
+                in_one_read.stamp_raster_discs(&both, (pos, own), &skipped);
                 let mut apart = by_raster.clone();
                 apart.stamp_lattice(&lattice);
                 proptest::prop_assert_eq!(
@@ -904,7 +1013,7 @@ mod tests {
                 for (q, r) in discs
                     .iter()
                     .enumerate()
-                    .filter(|(j, _)| *j != i)
+                    .filter(|(j, _)| *j != i && !skips(*j))
                     .filter_map(|(_, d)| *d)
                 {
                     one_by_one.stamp_disc(q, r, radius);
@@ -937,9 +1046,36 @@ mod tests {
         let raster = DiscRaster::build(&mixed, 0.5, 0.25, None).unwrap();
         let mut map = LocalMap::new(LocalMapSettings::default(), DVec2::new(1.0, 1.0)).unwrap();
         let mut alone = map.clone();
-        map.stamp_raster_discs(&raster, (DVec2::new(1.0, 1.0), 0.25));
+        map.stamp_raster_discs(&raster, (DVec2::new(1.0, 1.0), 0.25), &[]);
         alone.stamp_disc(DVec2::new(3.0, 3.0), 0.3, 0.25);
         assert_eq!(map.field().kinds(), alone.field().kinds());
+    }
+
+    /// A neighbour is left out only when it heads within 45° of the agent's way, wants to walk
+    /// less than 90° from it and is at least 90 % as fast; never with `All`.
+    #[test]
+    fn only_neighbours_walking_the_agents_way_are_left_out() {
+        let way = DVec2::X;
+        let turned = |deg: f64| DVec2::from_angle(deg.to_radians());
+        let leaves = |heading: DVec2, wants: DVec2, pace: f64| {
+            NeighbourStamping::ExceptSameWay.leaves_out(way, 0.35, heading, wants, pace)
+        };
+        assert!(leaves(turned(44.0), turned(-80.0), 0.35 * 0.9));
+        assert!(leaves(way, way, 1.0));
+        // Headed too far off, or backing away (headed the agent's way, wanting the other).
+        assert!(!leaves(turned(46.0), way, 0.35));
+        assert!(!leaves(way, turned(91.0), 0.35));
+        assert!(!leaves(way, -way, 0.35));
+        // Slower: the agent overtakes it where it can.
+        assert!(!leaves(way, way, 0.35 * 0.89));
+        // Not moved yet, or no way of its own.
+        assert!(!leaves(DVec2::ZERO, way, 0.35));
+        assert!(!NeighbourStamping::ExceptSameWay.leaves_out(DVec2::ZERO, 0.35, way, way, 0.35));
+        assert!(!NeighbourStamping::All.leaves_out(way, 0.35, way, way, 0.35));
+        assert_eq!(
+            LocalMapSettings::default().neighbours,
+            NeighbourStamping::All
+        );
     }
 
     #[test]

@@ -93,6 +93,7 @@ macro_rules! world_of {
             step: $crowd.step,
             rasters: &$crowd.rasters,
             max_radius: $crowd.largest_radius,
+            ways: &$crowd.ways,
             #[cfg(test)]
             sense_whole_box: $crowd.sense_whole_box,
         }
@@ -346,6 +347,9 @@ pub struct Agent {
     steps_on_goal: u32,
     /// Arrived with [`ArrivalAction::Settle`] and still walking in.
     settling: bool,
+    /// The unit direction it wanted to walk at its last planning (its global map's descent,
+    /// sub-goals included; zero where it had none).
+    way: DVec2,
 }
 
 /// What an agent's progress towards its goal is measured against: the level of the field it
@@ -409,6 +413,13 @@ impl Agent {
             unreachable: false,
             recovered,
         }
+    }
+
+    /// The unit direction the agent wanted to walk at its last planning: its global map's
+    /// descent, sub-goals included (zero before its first planning, or where it had none).
+    /// What [`NeighbourStamping::ExceptSameWay`](crate::NeighbourStamping) compares.
+    pub fn way(&self) -> DVec2 {
+        self.way
     }
 
     /// Current position.
@@ -522,6 +533,9 @@ pub struct Crowd {
     moving: Vec<(Shape, (DVec2, DVec2))>,
     /// The step under way, between phases.
     in_flight: Option<Box<InFlight>>,
+    /// Each planning agent's [`Way`] as the step started (what neighbours read of each other
+    /// under [`NeighbourStamping`](crate::NeighbourStamping)).
+    ways: Vec<Option<Way>>,
     /// Tests: sensing programs search the whole sensing box at once (the reference the
     /// near-first search is compared with).
     #[cfg(test)]
@@ -563,6 +577,17 @@ impl StepPhase {
 
 /// Every agent slot's position and radius as a step starts (`None` for empty slots).
 type Snapshot = Vec<Option<(DVec2, f64)>>;
+
+/// Where a planning agent walks, as its neighbours see it when the step starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Way {
+    /// Its unit heading (zero before its first step).
+    heading: DVec2,
+    /// The unit direction it wanted to walk at its last planning (zero where it had none).
+    way: DVec2,
+    /// Its top speed, as the length of a full step.
+    pace: f64,
+}
 
 /// A step under way: what each phase hands to the next.
 #[derive(Debug, Clone)]
@@ -650,6 +675,7 @@ impl Crowd {
             sharing: ShareTuner::default(),
             moving: Vec::new(),
             in_flight: None,
+            ways: Vec::new(),
             #[cfg(test)]
             sense_whole_box: false,
             #[cfg(test)]
@@ -870,6 +896,7 @@ impl Crowd {
             level_mark: None,
             steps_on_goal: 0,
             settling: false,
+            way: DVec2::ZERO,
             params,
         };
         let id = self.agents.len();
@@ -1059,6 +1086,7 @@ impl Crowd {
     fn sensing_start(&mut self) -> (Snapshot, AgentGrid, Vec<(RasterKey, DiscRaster)>) {
         self.explore();
         let (snapshot, hash) = self.snapshot();
+        self.note_ways();
         self.update_rasters();
         let ahead = self
             .ahead
@@ -1191,6 +1219,18 @@ impl Crowd {
         self.agents[i]
             .as_ref()
             .map(|a| (a.position, a.params.radius))
+    }
+
+    /// Notes every planning agent's [`Way`] as the step starts, for its neighbours to read.
+    fn note_ways(&mut self) {
+        self.ways.clear();
+        self.ways.extend(self.agents.iter().map(|a| {
+            a.as_ref().filter(|a| a.plans()).map(|a| Way {
+                heading: a.heading,
+                way: a.way,
+                pace: a.params.max_step,
+            })
+        }));
     }
 
     /// Every agent's position and radius as the step starts, and a spatial index over them.

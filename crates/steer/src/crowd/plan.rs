@@ -10,12 +10,12 @@ use glam::DVec2;
 use crowdfield_field::{CellKind, Shape};
 
 use super::{
-    Agent, AgentGrid, Goal, LevelMark, Plan, Prepared, RasterKey, overlaps_beyond_contact,
+    Agent, AgentGrid, Goal, LevelMark, Plan, Prepared, RasterKey, Way, overlaps_beyond_contact,
     raster_key, shape_near,
 };
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
-use crate::local_map::lattice_cell;
+use crate::local_map::{NeighbourStamping, lattice_cell};
 use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
@@ -42,6 +42,9 @@ pub(super) struct World<'a> {
     /// Largest radius of any agent spawned (radii never change): how far beyond a window a
     /// stamped disc may lie.
     pub(super) max_radius: f64,
+    /// Each planning agent's way as the step starts (`None` for the others): what
+    /// [`NeighbourStamping`] reads of a neighbour.
+    pub(super) ways: &'a [Option<Way>],
     #[cfg(test)]
     pub(super) sense_whole_box: bool,
 }
@@ -102,6 +105,7 @@ impl World<'_> {
             track_progress(agent, goal, flow);
         }
         let flow_dir = flow.try_normalize().unwrap_or(DVec2::ZERO);
+        agent.way = flow_dir;
         // A hidden target is not where programs or the local map may look.
         let goal_centre = if goal.known() {
             goal.centre
@@ -152,9 +156,23 @@ impl World<'_> {
         let Neighbours {
             discs: neighbours,
             ids: indices,
+            skipped,
+            kept,
         } = scratch;
         neighbours.clear();
         indices.clear();
+        skipped.clear();
+        kept.clear();
+        // Neighbours walking this agent's way are left out of its map (`NeighbourStamping`).
+        let stamping = agent.params.local_map.neighbours;
+        let filters = stamping != NeighbourStamping::All && flow_dir != DVec2::ZERO;
+        let own_pace = agent.params.max_step;
+        let leaves_out =
+            |j: usize| {
+                self.ways.get(j).copied().flatten().is_some_and(|w| {
+                    stamping.leaves_out(flow_dir, own_pace, w.heading, w.way, w.pace)
+                })
+            };
         // The index returns whole cells: without sensing, keep only the discs that can reach
         // the window (the box `stamp_disc` would test them against anyway).
         let within = |q: DVec2, r: f64| {
@@ -168,8 +186,9 @@ impl World<'_> {
             hash.for_each_point_near(pos, radius, |j, q, r| {
                 if j != index && within(q, r) {
                     neighbours.push((q, r));
-                    // Ids only break ties for the nearest agent, which only sensing programs read.
-                    if senses {
+                    // Ids break ties for the nearest agent, which only sensing programs read,
+                    // and tell which neighbours a filtering agent leaves out.
+                    if senses || filters {
                         indices.push(j);
                     }
                 }
@@ -291,11 +310,43 @@ impl World<'_> {
         }
         match disc_raster {
             Some(discs) => {
-                local.stamp_raster_discs(discs, (pos, radius));
+                if filters {
+                    // The discs that may reach a cell of the update zone (the zone's cell
+                    // centres lie within `zone` of the agent's cell centre, which lies within
+                    // half a cell of the agent; a cell of margin besides): those it leaves
+                    // out, and those it stamps.
+                    let map = &agent.params.local_map;
+                    let zone = (map.side / 2 - 1 - map.free_zone) as f64 * map.cell_size;
+                    let limit = |r: f64| zone + map.cell_size + r + radius;
+                    hash.for_each_point_near(pos, limit(self.max_radius), |j, q, r| {
+                        let d = (q - pos).abs();
+                        if j != index && d.x <= limit(r) && d.y <= limit(r) {
+                            if leaves_out(j) {
+                                skipped.push((q, r));
+                            } else {
+                                kept.push((q, r));
+                            }
+                        }
+                    });
+                }
+                if filters && kept.len() < skipped.len() {
+                    // Fewer discs to stamp than to take back out of the raster's counts: stamp
+                    // them one by one, over the statics the raster would have given.
+                    if let Some(statics) = static_raster.filter(|_| discs.has_statics()) {
+                        local.stamp_lattice(statics);
+                    }
+                    for (q, r) in kept.iter() {
+                        local.stamp_disc(*q, *r, radius);
+                    }
+                } else {
+                    local.stamp_raster_discs(discs, (pos, radius), skipped);
+                }
             }
             None => {
-                for (q, r) in neighbours.iter() {
-                    local.stamp_disc(*q, *r, radius);
+                for (k, (q, r)) in neighbours.iter().enumerate() {
+                    if !(filters && leaves_out(indices[k])) {
+                        local.stamp_disc(*q, *r, radius);
+                    }
                 }
             }
         }
@@ -511,8 +562,13 @@ fn half_cell_fall(local_cell: f64, goal: &Goal, fall: f64) -> f64 {
 pub(super) struct Neighbours {
     /// Position and radius of each neighbour found.
     pub(super) discs: Vec<(DVec2, f64)>,
-    /// Its agent index, parallel to `discs`.
+    /// Its agent index, parallel to `discs` (filled for programs that sense and for agents
+    /// that leave some neighbours out).
     pub(super) ids: Vec<usize>,
+    /// Discs the agent leaves out of its map ([`NeighbourStamping`]), read from the raster.
+    pub(super) skipped: Vec<(DVec2, f64)>,
+    /// The other discs that may reach its map's update zone, when it leaves some out.
+    pub(super) kept: Vec<(DVec2, f64)>,
 }
 
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
