@@ -345,14 +345,24 @@ impl LocalMap {
         // How many left-out discs cover each zone cell, counted as the raster counted them,
         // over the box of all their cells; a cell they cover is stamped only where more discs
         // count it than they are.
+        // With its own disc alone left out (every neighbour stamped, the seeds' way), the one
+        // disc is tested cell by cell instead.
+        let alone = skipped.is_empty();
         let mut left = std::mem::take(&mut self.left_out);
         left.clear();
-        left.resize(len * len, 0);
+        if !alone {
+            left.resize(len * len, 0);
+        }
         let (mut xs_all, mut ys_all) = (len..0, len..0);
         for (q, r) in std::iter::once(own).chain(skipped.iter().copied()) {
             let (xs, ys) = zone_box((q, r));
             if xs.is_empty() || ys.is_empty() {
                 continue;
+            }
+            xs_all = xs_all.start.min(xs.start)..xs_all.end.max(xs.end);
+            ys_all = ys_all.start.min(ys.start)..ys_all.end.max(ys.end);
+            if alone {
+                break;
             }
             for j in ys.clone() {
                 let mut run = raster.covered_run(
@@ -367,10 +377,16 @@ impl LocalMap {
                     run &= run - 1;
                 }
             }
-            xs_all = xs_all.start.min(xs.start)..xs_all.end.max(xs.end);
-            ys_all = ys_all.start.min(ys.start)..ys_all.end.max(ys.end);
         }
-        let others_cover = |g: IVec2, j: usize, k: usize| raster.count(g) > left[j * len + k];
+        let own_reach = own.1 + inflation;
+        let others_cover = |g: IVec2, j: usize, k: usize| {
+            let covering = if alone {
+                u16::from(raster.covers(g, own.0, own_reach))
+            } else {
+                left[j * len + k]
+            };
+            raster.count(g) > covering
+        };
         // The usual case: the whole zone inside the grid and at most 64 cells wide (side ≤ 65),
         // one word of bits per row.
         let mut bits = [0u64; 64];
