@@ -5,6 +5,7 @@
 use crowdfield_field::Shape;
 use crowdfield_steer::{
     AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings,
+    NeighbourStamping,
 };
 use glam::DVec2;
 use std::time::Duration;
@@ -54,9 +55,17 @@ fn trajectories(threads: usize, spin: Duration) -> Vec<Vec<(u64, u64)>> {
             let row = k / 2;
             let x = if k % 2 == 0 { 2.5 } else { side - 2.5 };
             let y = 1.5 + 0.6 * row as f64;
+            // Three in five leave out the neighbours walking their way (what they read of each
+            // other is taken as the step starts).
+            let neighbours = if k % 5 < 2 {
+                NeighbourStamping::All
+            } else {
+                NeighbourStamping::ExceptSameWay
+            };
             let local_map = LocalMapSettings {
                 side: [15, 15, 11, 17][k % 4],
                 sweeps: [30, 30, 20, 30][k % 4],
+                neighbours,
                 ..Default::default()
             };
             // Some read their nearest neighbour (the sensing query, too, must not depend on
