@@ -262,8 +262,8 @@ impl DiscRaster {
     }
 
     /// Bit `k` set where a disc of radius `reach` around `q` covers lattice cell
-    /// `(x0 + k, y)`, for `k` in `0..span` (`span` ≤ 64): [`Self::covers`] for a run of cells
-    /// at once, with the same arithmetic.
+    /// `(x0 + k, y)`, for `k` in `0..span` (cells past the 64th are not looked at):
+    /// [`Self::covers`] for a run of cells at once, with the same arithmetic.
     #[inline]
     pub(crate) fn covered_run(&self, x0: i32, y: i32, span: usize, q: DVec2, reach: f64) -> u64 {
         let dy = self.offset(y, q.y);

@@ -365,16 +365,19 @@ impl LocalMap {
                 break;
             }
             for j in ys.clone() {
-                let mut run = raster.covered_run(
-                    origin.x + xs.start as i32,
-                    origin.y + j as i32,
-                    xs.len(),
-                    q,
-                    r + inflation,
-                );
-                while run != 0 {
-                    left[j * len + xs.start + run.trailing_zeros() as usize] += 1;
-                    run &= run - 1;
+                // A word of cells at a time (a disc may span more than 64 in a wide window).
+                for first in xs.clone().step_by(64) {
+                    let mut run = raster.covered_run(
+                        origin.x + first as i32,
+                        origin.y + j as i32,
+                        (xs.end - first).min(64),
+                        q,
+                        r + inflation,
+                    );
+                    while run != 0 {
+                        left[j * len + first + run.trailing_zeros() as usize] += 1;
+                        run &= run - 1;
+                    }
                 }
             }
         }
@@ -1065,6 +1068,24 @@ mod tests {
         map.stamp_raster_discs(&raster, (DVec2::new(1.0, 1.0), 0.25), &[]);
         alone.stamp_disc(DVec2::new(3.0, 3.0), 0.3, 0.25);
         assert_eq!(map.field().kinds(), alone.field().kinds());
+    }
+
+    /// A skipped disc wider than a word of cells (here 40 m across, in a window 81 cells wide
+    /// read cell by cell) is taken out of the raster's counts over all its cells.
+    #[test]
+    fn a_skipped_disc_wider_than_64_cells_is_taken_out_whole() {
+        let s = LocalMapSettings {
+            side: 81,
+            ..Default::default()
+        };
+        let (pos, own) = (DVec2::new(1.0, 1.0), 0.25);
+        let wide = (DVec2::new(3.0, 2.0), 20.0);
+        let discs = [Some((pos, own)), Some(wide)];
+        let raster = DiscRaster::build(&discs, s.cell_size, own, None).unwrap();
+        let mut map = LocalMap::new(s, pos).unwrap();
+        let untouched = map.clone();
+        map.stamp_raster_discs(&raster, (pos, own), &[wide]);
+        assert_eq!(map.field().kinds(), untouched.field().kinds());
     }
 
     /// A neighbour is left out only when it heads within 45° of the agent's way, wants to walk

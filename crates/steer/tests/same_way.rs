@@ -1,8 +1,8 @@
 //! Neighbours walking an agent's way left out of its local map
 //! ([`NeighbourStamping::ExceptSameWay`]; the seeds stamp every neighbour,
 //! [`NeighbourStamping::All`], the default): walkers follow those ahead of them through a door
-//! and along a hallway instead of looping round them, never overlap, and still overtake a
-//! slower walker.
+//! and along a hallway instead of looping round them, never overlap, still overtake a slower
+//! walker, and do not chase one that backs away to let them by.
 
 use crowdfield_field::Shape;
 use crowdfield_steer::{
@@ -197,8 +197,8 @@ fn two_streams_keep_their_lanes_along_a_hallway() {
 
 /// A walker at 1.4 m/s behind one at 0.6 m/s along a 6 m corridor, both swerving right while
 /// someone is within 2 m ahead: the slower one is stamped into the faster one's map, though it
-/// walks the same way, so the faster one goes round it and arrives first, as it does with every
-/// neighbour stamped; no overlap either way.
+/// walks the same way, so the faster one goes round it at a berth and arrives first, as it does
+/// with every neighbour stamped; no overlap either way.
 #[test]
 fn a_faster_walker_still_overtakes_a_slower_one() {
     for neighbours in [NeighbourStamping::All, NeighbourStamping::ExceptSameWay] {
@@ -225,21 +225,87 @@ fn a_faster_walker_still_overtakes_a_slower_one() {
         let slow = crowd.spawn(at_speed(6.0, 0.6)).unwrap();
         let fast = crowd.spawn(at_speed(1.5, 1.4)).unwrap();
         let (mut passed, mut first) = (false, None);
+        let mut closest = f64::INFINITY;
         for _ in 0..400 {
             let report = crowd.step();
             if let (Some(s), Some(f)) = (crowd.agent(slow), crowd.agent(fast)) {
                 passed |= f.position().x > s.position().x + 0.5;
                 let gap = (f.position() - s.position()).length() - 0.5;
+                closest = closest.min(gap);
                 assert!(gap > -1e-6, "{neighbours:?}: overlap by {}", -gap);
             }
             if first.is_none() {
                 first = report.arrived.first().copied();
             }
         }
+        println!("{neighbours:?}: closest gap {closest:.3} m");
         assert!(
             passed,
             "{neighbours:?}: the fast walker never got past the slow one"
         );
+        // It swerves round the slower one at a berth: were the slower one left out of its map
+        // too, it would run up to it first (0.03 m at closest in a build without the pace
+        // condition, against 0.69 m with it and 0.72 m with every neighbour stamped).
+        assert!(closest > 0.4, "{neighbours:?}: closest gap {closest} m");
         assert_eq!(first, Some(fast), "{neighbours:?}");
     }
+}
+
+/// Two walkers of 0.5 m radius swap sides through a 1.6 m door (obstacles stamped on the cells
+/// whose centre they cover, so that the door stays open for them). The one from the east backs
+/// away east to let the other through: headed the other's way but wanting the opposite one, it
+/// stays in the other's map, which goes round it, instead of walking it further back.
+#[test]
+fn a_walker_backing_away_is_not_chased() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(20.0, 10.0),
+        ..Default::default()
+    };
+    let walls = vec![
+        Shape::Aabb {
+            min: DVec2::new(9.9, 0.0),
+            max: DVec2::new(10.1, 4.2),
+        },
+        Shape::Aabb {
+            min: DVec2::new(9.9, 5.8),
+            max: DVec2::new(10.1, 10.0),
+        },
+    ];
+    let mut crowd = Crowd::new(settings, walls).unwrap();
+    let point = |x: f64, y: f64| Shape::Disc {
+        centre: DVec2::new(x, y),
+        radius: 0.3,
+    };
+    let east = crowd.add_goal(point(17.0, 5.0)).unwrap();
+    let west = crowd.add_goal(point(3.0, 4.0)).unwrap();
+    let wide = |at: DVec2, goal| {
+        let mut p = walker(at, goal, NeighbourStamping::ExceptSameWay, 0);
+        p.radius = 0.5;
+        p.local_map.obstacle_coverage = crowdfield_field::Coverage::Centre;
+        p
+    };
+    let from_west = crowd.spawn(wide(DVec2::new(3.0, 5.0), east)).unwrap();
+    let from_east = crowd.spawn(wide(DVec2::new(17.0, 4.0), west)).unwrap();
+    // How far east the east walker goes back once it has come near the door, while the other
+    // is still west of it.
+    let (mut near_door, mut retreat, mut arrived) = (false, f64::NEG_INFINITY, 0);
+    for _ in 0..300 {
+        let report = crowd.step();
+        arrived += report.arrived.len();
+        if let (Some(w), Some(e)) = (crowd.agent(from_west), crowd.agent(from_east))
+            && w.position().x < e.position().x
+        {
+            near_door |= e.position().x < 12.5;
+            if near_door {
+                retreat = retreat.max(e.position().x);
+            }
+        }
+    }
+    println!("the east walker backed away to x = {retreat:.2} m");
+    assert_eq!(arrived, 2);
+    // With the condition on its own way it goes back to x = 13.25 m, as it does with every
+    // neighbour stamped; without the condition (a throw-away build) it was walked back to
+    // 14.40 m.
+    assert!(retreat < 13.8, "backed away to x = {retreat} m");
 }
