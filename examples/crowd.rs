@@ -21,10 +21,13 @@ use bevy_crowdfield::prelude::*;
 struct Stamping(NeighbourStamping);
 
 fn main() {
-    let stamping = if std::env::args().skip(1).any(|a| a == "same-way") {
-        NeighbourStamping::ExceptSameWay
-    } else {
-        NeighbourStamping::All
+    let stamping = match std::env::args().nth(1).as_deref() {
+        None => NeighbourStamping::All,
+        Some("same-way") => NeighbourStamping::ExceptSameWay,
+        Some(other) => {
+            eprintln!("unknown argument {other:?}; usage: crowd [same-way]");
+            std::process::exit(2);
+        }
     };
     App::new()
         .add_plugins((
