@@ -329,9 +329,16 @@ pub fn run_scenario(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_scenario_with_progress(scenario, options, |_, _| {})
 }
 
-/// The global cell size (metres) that `convert` tries where the default cells leave walkers
-/// without a way ([`narrow_passage_settings`]).
-pub const NARROW_GLOBAL_CELL: f64 = 0.25;
+/// The global cell sizes (metres) that `convert` tries, in this order, where the default cells
+/// leave walkers without a way ([`narrow_passage_settings`]); it stops at the first that leaves
+/// none.
+///
+/// With obstacles grown by the walkers' radius `r` and every cell they touch closed, a gap of
+/// width `w` keeps a whole cell of size `c` open only where `w − 2r ≥ c` and the lattice falls
+/// right; `w − 2r ≥ 2c` keeps one open wherever it falls. SteerSuite's
+/// `bottleneck-evacuation-2` has a 1.4 m door for walkers of 0.5 m: its 0.4 m falls between
+/// two 0.25 m cells, and 0.125 m cells keep two of them open.
+pub const NARROW_GLOBAL_CELLS: [f64; 2] = [0.25, 0.125];
 
 /// How many of `scenario`'s agents one planner step through the plugin leaves without a way:
 /// refused at placement (a goal with no free cell, a start inside a wall grown by the maps'
@@ -350,10 +357,10 @@ pub fn blocked_at_start(scenario: &Scenario) -> usize {
 }
 
 /// `scenario` (converted with every agent's `obstacle_coverage: Centre`) set for narrow
-/// passages: global cells of [`NARROW_GLOBAL_CELL`], obstacles grown by the widest walker's
-/// radius (rounded up to the centimetre). `None` when it has no walker or the finer grid would
-/// be too large for its world.
-pub fn narrow_passage_settings(mut scenario: Scenario) -> Option<Scenario> {
+/// passages: global cells of `cell_size` metres (one of [`NARROW_GLOBAL_CELLS`]), obstacles
+/// grown by the widest walker's radius (rounded up to the centimetre). `None` when it has no
+/// walker or the finer grid would be too large for its world.
+pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option<Scenario> {
     let widest = scenario
         .agents
         .iter()
@@ -367,7 +374,7 @@ pub fn narrow_passage_settings(mut scenario: Scenario) -> Option<Scenario> {
                 .map(|r| r.style.radius),
         )
         .reduce(f64::max)?;
-    scenario.settings.global_cell_size = Some(NARROW_GLOBAL_CELL);
+    scenario.settings.global_cell_size = Some(cell_size);
     // (Less a nanometre, so that a radius of 0.57, stored as 56.99999999999999 hundredths or
     // 57.00000000000001, stays 0.57.)
     scenario.settings.global_inflation = Some((widest * 100.0 - 1e-9).ceil() / 100.0);
@@ -745,7 +752,7 @@ mod tests {
     fn narrow_passage_settings_take_the_widest_walkers_radius() {
         let with = |agents: &str| {
             let text = format!("(bounds: (min: (0, 0), max: (20, 20)), agents: [{agents}])");
-            narrow_passage_settings(Scenario::from_ron(&text).unwrap())
+            narrow_passage_settings(Scenario::from_ron(&text).unwrap(), 0.125)
                 .map(|s| (s.settings.global_cell_size, s.settings.global_inflation))
         };
         let walker = |r: &str| {
@@ -754,11 +761,7 @@ mod tests {
         let standing = "(position: (5, 9), style: (radius: 0.9)),";
         for (r, grown) in [("0.57", 0.57), ("1.1", 1.1), ("0.191", 0.2), ("0.2", 0.2)] {
             let agents = format!("{}{}{standing}", walker("0.1"), walker(r));
-            assert_eq!(
-                with(&agents),
-                Some((Some(NARROW_GLOBAL_CELL), Some(grown))),
-                "{r}"
-            );
+            assert_eq!(with(&agents), Some((Some(0.125), Some(grown))), "{r}");
         }
         assert_eq!(with(standing), None);
     }

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bevy_crowdfield::ScenarioError;
 use bevy_crowdfield::field::Coverage;
 use bevy_crowdfield::steer::NeighbourStamping;
+use bevy_crowdfield::{Scenario, ScenarioError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use crowdfield_cli::bench::{
     BenchOptions, BenchRow, bench_scenario, markdown, not_registered, write_fundamental_diagrams,
@@ -28,8 +28,9 @@ use crowdfield_cli::bench::{
 use crowdfield_cli::menge::from_menge_files;
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, OutputOptions, RunOptions, Stop, Tuning, blocked_at_start, counted, load,
-    narrow_passage_settings, rejection_lines, run_scenario_with_progress, write_outputs,
+    Metrics, NARROW_GLOBAL_CELLS, OutputOptions, RunOptions, Stop, Tuning, blocked_at_start,
+    counted, load, narrow_passage_settings, rejection_lines, run_scenario_with_progress,
+    write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -120,9 +121,10 @@ enum Command {
         global_inflation: Option<f64>,
         /// Keep the default cells even where they leave walkers without a way. Without it (and
         /// without the three flags above), `convert` steps the scenario once through the
-        /// plugin; if walkers are refused or have no route, it tries global cells of 0.25 m,
-        /// obstacles grown by the widest walker's radius and `--centre-coverage`, and keeps
-        /// those when fewer walkers are left without a way (a note says so).
+        /// plugin; if walkers are refused or have no route, it tries global cells of 0.25 m, then
+        /// 0.125 m if someone is still left without a way, with obstacles grown by the widest
+        /// walker's radius and `--centre-coverage`, and keeps the cells that leave fewest
+        /// without a way when they leave fewer than the defaults (a note says so).
         #[arg(long)]
         keep_cells: bool,
     },
@@ -477,31 +479,53 @@ fn convert(
         && options.global_inflation.is_none();
     if fit {
         let blocked = blocked_at_start(&converted.scenario);
-        let narrow = (blocked > 0)
+        let centred = (blocked > 0)
             .then(|| conversion(Coverage::Centre).ok())
-            .flatten()
-            .and_then(|c| narrow_passage_settings(c.scenario));
-        if let Some(narrow) = narrow {
-            let left = blocked_at_start(&narrow);
-            let s = &narrow.settings;
-            let what = format!(
-                "global cells of {} m, obstacles grown by {} m in them, obstacle_coverage: Centre",
-                s.global_cell_size.unwrap_or_default(),
-                s.global_inflation.unwrap_or_default()
-            );
-            if left < blocked {
-                eprintln!(
-                    "{}: {} without a way with the default cells, {left} with {what}: written with those (--keep-cells keeps the defaults)",
+            .flatten();
+        if let Some(centred) = centred {
+            // Finer and finer cells, until one leaves nobody without a way; the one that leaves
+            // fewest is written, if it leaves fewer than the defaults.
+            let mut tried: Vec<(f64, usize)> = Vec::new();
+            let mut best: Option<(usize, Scenario)> = None;
+            let mut inflation = None;
+            for cell in NARROW_GLOBAL_CELLS {
+                let Some(narrow) = narrow_passage_settings(centred.scenario.clone(), cell) else {
+                    break;
+                };
+                let left = blocked_at_start(&narrow);
+                inflation = narrow.settings.global_inflation;
+                tried.push((cell, left));
+                if best.as_ref().is_none_or(|(fewest, _)| left < *fewest) {
+                    best = Some((left, narrow));
+                }
+                if left == 0 {
+                    break;
+                }
+            }
+            if let Some((fewest, narrow)) = best {
+                let what = tried
+                    .iter()
+                    .map(|(cell, left)| format!("{left} with global cells of {cell} m"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let grown = format!(
+                    "obstacles grown by {} m in them, obstacle_coverage: Centre",
+                    inflation.unwrap_or_default()
+                );
+                let head = format!(
+                    "{}: {} without a way with the default cells, {what}, {grown}",
                     path.display(),
                     counted(blocked, "agent")
                 );
-                converted.scenario = narrow;
-            } else {
-                eprintln!(
-                    "{}: {} without a way with the default cells, {left} with {what}: the defaults kept",
-                    path.display(),
-                    counted(blocked, "agent")
-                );
+                if fewest < blocked {
+                    eprintln!(
+                        "{head}: written with global cells of {} m (--keep-cells keeps the defaults)",
+                        narrow.settings.global_cell_size.unwrap_or_default()
+                    );
+                    converted.scenario = narrow;
+                } else {
+                    eprintln!("{head}: the defaults kept");
+                }
             }
         }
     }

@@ -1383,6 +1383,98 @@ fn a_steersuite_test_case_converts_and_runs() {
     assert!(!refused_out.exists());
 }
 
+/// A 1.4 m door for walkers of 0.5 m radius (as in SteerSuite's `bottleneck-evacuation-2`):
+/// grown by the radius, it leaves a 0.4 m band that holds no whole 0.25 m cell of the global
+/// lattice, so `convert` goes on to 0.125 m cells, which give the walkers a route. Their local
+/// maps of 0.5 m cells still close the door (no cell centre lies in the band); with 0.25 m
+/// local cells at 7 planner steps a second all three walk through, touching nothing.
+#[test]
+fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
+    let dir = scratch("steersuite-door");
+    let case = dir.join("door.xml");
+    let wall = |x0: f64, x1: f64, z0: f64, z1: f64| {
+        format!(
+            "<obstacle><xmin>{x0}</xmin><xmax>{x1}</xmax><ymin>0</ymin><ymax>1</ymax>\
+             <zmin>{z0}</zmin><zmax>{z1}</zmax></obstacle>\n"
+        )
+    };
+    let walker = |z: f64| {
+        format!(
+            "<agent><name>w{z}</name><initialConditions><radius>0.5</radius>\
+             <position><x>5</x><y>0</y><z>{z}</z></position>\
+             <direction><x>-1</x><y>0</y><z>0</z></direction><speed>0</speed></initialConditions>\
+             <goalSequence><seekStaticTarget><targetLocation><x>-3</x><y>0</y><z>0</z></targetLocation>\
+             <desiredSpeed>1.2</desiredSpeed><timeDuration>1000</timeDuration></seekStaticTarget></goalSequence></agent>\n"
+        )
+    };
+    // A room x 1..8, z -4..4, walled all round, its west wall opened at z -0.7..0.7.
+    let walls = [
+        wall(0.0, 1.0, -5.0, -0.7),
+        wall(0.0, 1.0, 0.7, 5.0),
+        wall(1.0, 8.0, 4.0, 5.0),
+        wall(1.0, 8.0, -5.0, -4.0),
+        wall(8.0, 9.0, -5.0, 5.0),
+    ]
+    .concat();
+    std::fs::write(
+        &case,
+        format!(
+            "<SteerBenchTestCase xmlns=\"http://www.magix.ucla.edu/steerbench\">\n\
+             <header><version>1.0</version><name>door</name><worldBounds><xmin>-6</xmin><xmax>10</xmax>\
+             <ymin>0</ymin><ymax>0</ymax><zmin>-6</zmin><zmax>6</zmax></worldBounds></header>\n\
+             {walls}{}{}{}</SteerBenchTestCase>\n",
+            walker(-2.0),
+            walker(0.0),
+            walker(2.0)
+        ),
+    )
+    .unwrap();
+    let out = dir.join("door.scenario.ron");
+    let converted = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("convert")
+        .arg(&case)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(converted.status.success(), "{converted:?}");
+    let said = String::from_utf8_lossy(&converted.stderr);
+    assert!(
+        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 0 with global cells of 0.125 m, obstacles grown by 0.5 m in them, obstacle_coverage: Centre: written with global cells of 0.125 m"),
+        "{said}"
+    );
+    let door = load(&out).unwrap();
+    assert_eq!(
+        (
+            door.settings.global_cell_size,
+            door.settings.global_inflation
+        ),
+        (Some(0.125), Some(0.5))
+    );
+    let run = |s: &Scenario, max_steps: u64| {
+        run_scenario(
+            s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps },
+                ..Default::default()
+            },
+        )
+        .metrics
+    };
+    let m = run(&door, 150);
+    assert_eq!((m.unreachable, m.arrived), (0, 0), "{m:?}");
+    let mut fine = door.clone();
+    Tuning {
+        local_cell_size: Some(0.25),
+        planner_hz: Some(7.0),
+        ..Default::default()
+    }
+    .apply(&mut fine);
+    let m = run(&fine, 600);
+    assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
+    assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+}
+
 /// A Menge project converts and runs: five walkers in a row south of a wall cross it through a
 /// 2 m gap to a box on the north side and stop there; a scene given without its behaviour, or
 /// a project naming a missing file, writes nothing.
@@ -1652,7 +1744,7 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
     assert!(fitted_run.status.success(), "{fitted_run:?}");
     let said = String::from_utf8_lossy(&fitted_run.stderr);
     assert!(
-        said.contains("3 agents without a way with the default cells, 0 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: written with those"),
+        said.contains("3 agents without a way with the default cells, 0 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: written with global cells of 0.25 m"),
         "{said}"
     );
     let fitted = load(&fitted_out).unwrap();
@@ -1687,7 +1779,7 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
     assert!(kept_run.status.success(), "{kept_run:?}");
     let said = String::from_utf8_lossy(&kept_run.stderr);
     assert!(
-        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: the defaults kept"),
+        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 3 with global cells of 0.125 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: the defaults kept"),
         "{said}"
     );
     assert_eq!(load(&kept_out).unwrap().settings.global_cell_size, None);
