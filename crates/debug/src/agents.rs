@@ -284,6 +284,7 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
                 a.heading(),
                 a.way(),
                 a.params().max_step,
+                a.stalled(),
             );
         let colour = if left_out { LEFT_OUT } else { NEIGHBOUR };
         gizmos.circle_2d(p, a.params().radius as f32, colour);

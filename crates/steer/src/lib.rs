@@ -37,7 +37,7 @@ pub use crowd::{
 pub use error::SteerError;
 pub use local_map::{
     LocalMap, LocalMapSettings, LocalPrecision, MAX_LOCAL_SWEEPS, NeighbourStamping, SAME_WAY_COS,
-    SAME_WAY_PACE,
+    SAME_WAY_PACE, SAME_WAY_STALL,
 };
 pub use motion::{HeadingRule, SpeedLaw, decide};
 pub use search::SearchSettings;

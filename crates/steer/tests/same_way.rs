@@ -20,6 +20,8 @@ struct Run {
     walked: f64,
     /// Agent pairs overlapping by more than a micrometre, summed over steps.
     overlaps: usize,
+    /// Walkers that arrived.
+    arrived: usize,
 }
 
 /// Steps `crowd` until every one of `ids` has arrived (at most `limit` steps), counting
@@ -61,6 +63,7 @@ fn run(crowd: &mut Crowd, ids: &[AgentId], limit: usize) -> Run {
         steps,
         walked: walked.iter().sum::<f64>() / ids.len() as f64,
         overlaps,
+        arrived: arrived.iter().filter(|a| **a).count(),
     }
 }
 
@@ -308,4 +311,55 @@ fn a_walker_backing_away_is_not_chased() {
     // neighbour stamped; without the condition (a throw-away build) it was walked back to
     // 14.40 m.
     assert!(retreat < 13.8, "backed away to x = {retreat} m");
+}
+
+/// Twenty walkers of 0.5 m radius leave a room by a 1.4 m door, one walker wide (SteerSuite's
+/// `bottleneck-evacuation-2` in small), with 0.25 m local cells whose centres the walls must
+/// cover (`Coverage::Centre`: a 0.4 m band stays open for their centres). Two walkers abreast
+/// before the door leave each other out as going their way and press into it together; the
+/// collision guard holds both. A neighbour held up for `SAME_WAY_STALL` steps is stamped again,
+/// so they find their way round each other as with every neighbour stamped, and everyone gets
+/// out without an overlap (331 steps; 442 with every neighbour stamped). Without that
+/// condition the jam holds: 11 of the twenty out in 3,000 steps.
+#[test]
+fn walkers_jammed_abreast_at_a_door_are_stamped_again() {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: DVec2::new(20.0, 12.0),
+        global_cell_size: 0.25,
+        global_inflation: 0.4,
+        ..Default::default()
+    };
+    let walls = vec![
+        Shape::Aabb {
+            min: DVec2::new(12.0, 0.0),
+            max: DVec2::new(12.5, 5.3),
+        },
+        Shape::Aabb {
+            min: DVec2::new(12.0, 6.7),
+            max: DVec2::new(12.5, 12.0),
+        },
+    ];
+    let mut crowd = Crowd::new(settings, walls).unwrap();
+    let goal = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(18.5, 1.0),
+            max: DVec2::new(19.5, 11.0),
+        })
+        .unwrap();
+    let ids: Vec<AgentId> = (0..20)
+        .map(|k| {
+            let (col, row) = (k % 4, k / 4);
+            let at = DVec2::new(5.0 + 1.5 * col as f64, 3.0 + 1.5 * row as f64);
+            let mut params = walker(at, goal, NeighbourStamping::ExceptSameWay, k as u64);
+            params.radius = 0.5;
+            params.max_step = 0.25;
+            params.local_map.cell_size = 0.25;
+            params.local_map.obstacle_coverage = crowdfield_field::Coverage::Centre;
+            crowd.spawn(params).unwrap()
+        })
+        .collect();
+    let out = run(&mut crowd, &ids, 3000);
+    println!("{out:?}");
+    assert_eq!((out.arrived, out.overlaps), (20, 0), "{out:?}");
 }

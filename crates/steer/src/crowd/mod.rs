@@ -422,6 +422,12 @@ impl Agent {
         self.way
     }
 
+    /// Planner steps since the agent last progressed towards its goal (see
+    /// [`CrowdSettings::stuck_after`]); 0 on the step it progressed.
+    pub fn stalled(&self) -> u32 {
+        self.stalled
+    }
+
     /// Current position.
     pub fn position(&self) -> DVec2 {
         self.position
@@ -587,6 +593,8 @@ struct Way {
     way: DVec2,
     /// Its top speed, as the length of a full step.
     pace: f64,
+    /// Planner steps since it last progressed.
+    stalled: u32,
 }
 
 /// A step under way: what each phase hands to the next.
@@ -1229,6 +1237,7 @@ impl Crowd {
                 heading: a.heading,
                 way: a.way,
                 pace: a.params.max_step,
+                stalled: a.stalled,
             })
         }));
     }

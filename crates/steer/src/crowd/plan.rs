@@ -167,12 +167,11 @@ impl World<'_> {
         let stamping = agent.params.local_map.neighbours;
         let filters = stamping != NeighbourStamping::All && flow_dir != DVec2::ZERO;
         let own_pace = agent.params.max_step;
-        let leaves_out =
-            |j: usize| {
-                self.ways.get(j).copied().flatten().is_some_and(|w| {
-                    stamping.leaves_out(flow_dir, own_pace, w.heading, w.way, w.pace)
-                })
-            };
+        let leaves_out = |j: usize| {
+            self.ways.get(j).copied().flatten().is_some_and(|w| {
+                stamping.leaves_out(flow_dir, own_pace, w.heading, w.way, w.pace, w.stalled)
+            })
+        };
         // The index returns whole cells: without sensing, keep only the discs that can reach
         // the window (the box `stamp_disc` would test them against anyway).
         let within = |q: DVec2, r: f64| {
