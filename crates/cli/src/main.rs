@@ -518,9 +518,18 @@ fn convert(
                     counted(blocked, "agent")
                 );
                 if fewest < blocked {
+                    let cell = narrow.settings.global_cell_size.unwrap_or_default();
+                    // Passages that only cells finer than 0.25 m keep open in the global map
+                    // are narrower than 2r + 0.5 m: they hold no local cell centre of the
+                    // default 0.5 m cells where they fall badly.
+                    let local_too = if cell < NARROW_GLOBAL_CELLS[0] {
+                        "; passages this narrow may close in the walkers' 0.5 m local cells: \
+                         `run … --local-cell-size 0.25 --planner-hz 7` opens them"
+                    } else {
+                        ""
+                    };
                     eprintln!(
-                        "{head}: written with global cells of {} m (--keep-cells keeps the defaults)",
-                        narrow.settings.global_cell_size.unwrap_or_default()
+                        "{head}: written with global cells of {cell} m (--keep-cells keeps the defaults){local_too}"
                     );
                     converted.scenario = narrow;
                 } else {

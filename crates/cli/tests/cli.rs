@@ -1440,7 +1440,7 @@ fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
     assert!(converted.status.success(), "{converted:?}");
     let said = String::from_utf8_lossy(&converted.stderr);
     assert!(
-        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 0 with global cells of 0.125 m, obstacles grown by 0.5 m in them, obstacle_coverage: Centre: written with global cells of 0.125 m"),
+        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 0 with global cells of 0.125 m, obstacles grown by 0.5 m in them, obstacle_coverage: Centre: written with global cells of 0.125 m (--keep-cells keeps the defaults); passages this narrow may close in the walkers' 0.5 m local cells: `run … --local-cell-size 0.25 --planner-hz 7` opens them"),
         "{said}"
     );
     let door = load(&out).unwrap();
@@ -1747,6 +1747,7 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
         said.contains("3 agents without a way with the default cells, 0 with global cells of 0.25 m, obstacles grown by 0.19 m in them, obstacle_coverage: Centre: written with global cells of 0.25 m"),
         "{said}"
     );
+    assert!(!said.contains("local cells"), "{said}");
     let fitted = load(&fitted_out).unwrap();
     assert_eq!(
         (
