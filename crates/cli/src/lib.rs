@@ -356,10 +356,18 @@ pub fn blocked_at_start(scenario: &Scenario) -> usize {
     m.rejected + m.unreachable
 }
 
+/// The most global-map cells, summed over a scenario's goals, that [`narrow_passage_settings`]
+/// lets finer cells give it: 2²⁷, about 1.2 GB of potentials and cell kinds. Every goal has a
+/// map over the whole world, so halving the cells quadruples them: SteerSuite's circles of 500
+/// (500 goals over 90 m × 90 m) need 65 M cells at 0.25 m and 259 M at 0.125 m.
+pub const NARROW_CELL_BUDGET: usize = 1 << 27;
+
 /// `scenario` (converted with every agent's `obstacle_coverage: Centre`) set for narrow
 /// passages: global cells of `cell_size` metres (one of [`NARROW_GLOBAL_CELLS`]), obstacles
 /// grown by the widest walker's radius (rounded up to the centimetre). `None` when it has no
-/// walker or the finer grid would be too large for its world.
+/// walker, the finer grid would be too large for its world, or its goals' maps together would
+/// hold more than [`NARROW_CELL_BUDGET`] cells (distinct targets counted as goals, as the
+/// plugin shares a goal between walkers with the same target).
 pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option<Scenario> {
     let widest = scenario
         .agents
@@ -374,6 +382,19 @@ pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option
                 .map(|r| r.style.radius),
         )
         .reduce(f64::max)?;
+    let targets: std::collections::HashSet<String> = scenario
+        .agents
+        .iter()
+        .flat_map(|a| &a.goals.targets)
+        .chain(scenario.regions.iter().flat_map(|r| &r.goals.targets))
+        .map(|t| format!("{t:?}"))
+        .collect();
+    let extent = (scenario.bounds.max - scenario.bounds.min).as_dvec2();
+    let cells = (extent.x / cell_size).ceil() * (extent.y / cell_size).ceil();
+    // (Bounds are finite: `Scenario` refuses others.)
+    if cells * targets.len() as f64 > NARROW_CELL_BUDGET as f64 {
+        return None;
+    }
     scenario.settings.global_cell_size = Some(cell_size);
     // (Less a nanometre, so that a radius of 0.57, stored as 56.99999999999999 hundredths or
     // 57.00000000000001, stays 0.57.)
@@ -764,6 +785,30 @@ mod tests {
             assert_eq!(with(&agents), Some((Some(0.125), Some(grown))), "{r}");
         }
         assert_eq!(with(standing), None);
+    }
+
+    /// Finer cells are not tried where every goal's map over the world would together pass
+    /// the budget: 600 walkers with goals of their own on a 60 m square fit in 0.25 m cells
+    /// (34.6 M cells) and not in 0.125 m ones (138 M); walkers that share one target count once.
+    #[test]
+    fn narrow_passage_settings_keep_to_the_cell_budget() {
+        let scenario = |shared: bool| {
+            let agents: String = (0..600)
+                .map(|k| {
+                    let to = if shared { 0 } else { k };
+                    format!(
+                        "(position: ({}, 5), goals: (targets: [Point((55, {}))])),",
+                        1 + k % 50,
+                        5.0 + to as f64 * 0.08
+                    )
+                })
+                .collect();
+            let text = format!("(bounds: (min: (0, 0), max: (60, 60)), agents: [{agents}])");
+            Scenario::from_ron(&text).unwrap()
+        };
+        assert!(narrow_passage_settings(scenario(false), 0.25).is_some());
+        assert!(narrow_passage_settings(scenario(false), 0.125).is_none());
+        assert!(narrow_passage_settings(scenario(true), 0.125).is_some());
     }
 
     /// The geometry for PedPy: closed rings, the bounds first, the obstacles as a collection

@@ -122,7 +122,8 @@ enum Command {
         /// Keep the default cells even where they leave walkers without a way. Without it (and
         /// without the three flags above), `convert` steps the scenario once through the
         /// plugin; if walkers are refused or have no route, it tries global cells of 0.25 m, then
-        /// 0.125 m if someone is still left without a way, with obstacles grown by the widest
+        /// 0.125 m if someone is still left without a way (each where its goals' maps together
+        /// hold at most 2^27 cells), with obstacles grown by the widest
         /// walker's radius and `--centre-coverage`, and keeps the cells that leave fewest
         /// without a way when they leave fewer than the defaults (a note says so).
         #[arg(long)]
