@@ -549,6 +549,46 @@ fn shipped_scenarios_run_to_completion_without_overlaps() {
     }
 }
 
+/// The shipped `overtake` overtakes: its fast walker (1.4 m/s), which keeps right as the slow
+/// one (0.6 m/s) does, passes it on the left and arrives long before it (68 steps against 130).
+/// With the plain harmonic field instead (ε = 0 for both) it follows the slow walker to the end:
+/// right behind it on the corridor's axis, its descent points straight at it.
+#[test]
+fn the_shipped_overtake_overtakes_where_harmonic_walkers_follow() {
+    let arrivals = |s: &Scenario| {
+        let out = run_scenario(
+            s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps: 400 },
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            (out.metrics.arrived, out.metrics.agent_overlaps),
+            (2, 0),
+            "{:?}",
+            out.metrics
+        );
+        let first = |agent: usize| {
+            out.trajectories
+                .iter()
+                .find(|t| t.agent == agent && t.state == RowState::Arrived)
+                .map(|t| t.step)
+                .unwrap()
+        };
+        (first(0), first(1))
+    };
+    let shipped = load(&scenario("overtake")).unwrap();
+    let (slow, fast) = arrivals(&shipped);
+    assert!(fast * 10 < slow * 6, "slow {slow}, fast {fast}");
+    let mut harmonic = shipped.clone();
+    for agent in &mut harmonic.agents {
+        agent.style.behaviour = Default::default();
+    }
+    let (slow, fast) = arrivals(&harmonic);
+    assert!(fast + 10 > slow, "slow {slow}, fast {fast}");
+}
+
 /// `--local-cell-size`, `--local-side` and `--planner-hz` replace the file's values for every
 /// walker in `run` and `bench`, and both say so; a cell finer than a step is refused agent by
 /// agent as in a file, and values out of range before anything runs.
