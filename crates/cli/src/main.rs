@@ -28,9 +28,9 @@ use crowdfield_cli::bench::{
 use crowdfield_cli::menge::from_menge_files;
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, NARROW_GLOBAL_CELLS, OutputOptions, RunOptions, Stop, Tuning, blocked_at_start,
-    counted, load, narrow_passage_settings, rejection_lines, run_scenario_with_progress,
-    write_outputs,
+    Metrics, NARROW_CELL_BUDGET, NARROW_GLOBAL_CELLS, OutputOptions, RunOptions, Stop, Tuning,
+    blocked_at_start, counted, load, narrow_passage_settings, rejection_lines,
+    run_scenario_with_progress, write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -502,6 +502,13 @@ fn convert(
                 if left == 0 {
                     break;
                 }
+            }
+            if tried.is_empty() {
+                eprintln!(
+                    "{}: {} without a way with the default cells; finer cells were not tried (no walker, or maps of more than {NARROW_CELL_BUDGET} cells over its goals): the defaults kept",
+                    path.display(),
+                    counted(blocked, "agent")
+                );
             }
             if let Some((fewest, narrow)) = best {
                 let what = tried
