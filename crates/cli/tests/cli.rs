@@ -1382,13 +1382,7 @@ fn a_steersuite_test_case_converts_and_runs() {
     .unwrap();
     let exe = env!("CARGO_BIN_EXE_crowdfield");
     let out = dir.join("swap.scenario.ron");
-    let converted = Command::new(exe)
-        .arg("convert")
-        .arg(&case)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let converted = command_file("convert", &case, &[], &out);
     assert!(converted.status.success(), "{converted:?}");
     let notes = String::from_utf8_lossy(&converted.stderr);
     assert_eq!(notes.matches("initial speed").count(), 2, "{notes}");
@@ -1470,13 +1464,7 @@ fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
     )
     .unwrap();
     let out = dir.join("door.scenario.ron");
-    let converted = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
-        .arg("convert")
-        .arg(&case)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let converted = command_file("convert", &case, &[], &out);
     assert!(converted.status.success(), "{converted:?}");
     let said = String::from_utf8_lossy(&converted.stderr);
     assert!(
