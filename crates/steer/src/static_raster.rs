@@ -140,6 +140,19 @@ impl StaticRaster {
         (self.first, self.width, self.height)
     }
 
+    /// Whether the raster alone says if a disc of its radius centred in lattice cell `cell`
+    /// overlaps a static shape: where it marks every cell a grown shape reaches into
+    /// ([`Coverage::Touch`]), no point of an unmarked cell lies within the radius of a shape;
+    /// [`Coverage::Centre`] leaves such cells unmarked, and cells off the raster count as free.
+    pub(crate) fn marks_every_overlap(&self, cell: IVec2) -> bool {
+        let d = cell - self.first;
+        self.coverage == Coverage::Touch
+            && d.x >= 0
+            && d.y >= 0
+            && (d.x as usize) < self.width
+            && (d.y as usize) < self.height
+    }
+
     /// Whether lattice cell `cell` is covered.
     pub(crate) fn blocked(&self, cell: IVec2) -> bool {
         let d = cell - self.first;

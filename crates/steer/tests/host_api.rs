@@ -1,7 +1,7 @@
 //! What a host (the Bevy plugin, a game loop) drives between steps: the step run phase by phase,
 //! moving obstacles, and goal queues changed at run time.
 
-use crowdfield_field::Shape;
+use crowdfield_field::{Coverage, Shape};
 use crowdfield_steer::{
     AgentId, AgentParams, AgentState, ArrivalAction, Crowd, CrowdSettings, GoalId, StepPhase,
 };
@@ -329,7 +329,10 @@ fn a_walker_that_leaves_is_reported_where_it_left() {
 /// A walker overlapped by an obstacle (a moving one that ran onto it, or a static one added over
 /// it) walks out of it by the shortest way, towards its goal where two ways are as short, and
 /// then on to the goal. Before, its own cells were obstacle in both maps and it stood inside for
-/// good: stuck under a moving obstacle, unreachable under a static one.
+/// good: stuck under a moving obstacle, unreachable under a static one. With either obstacle
+/// coverage of its local maps: its static raster finds the overlap alone where it marks every
+/// cell a grown shape touches, and is checked against the goal's map where it marks only cells
+/// whose centre the shape covers.
 #[test]
 fn a_walker_overlapped_by_an_obstacle_walks_out() {
     struct Run {
@@ -338,10 +341,12 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
         arrived: bool,
         stuck_or_unreachable: usize,
     }
-    let run = |offset: f64, moving: bool| {
+    let run = |offset: f64, moving: bool, coverage: Coverage| {
         let mut crowd = room();
         let east = goal_at(&mut crowd, 18.0, 5.0);
-        let id = crowd.spawn(walker(east, DVec2::new(2.0, 5.0), 1)).unwrap();
+        let mut params = walker(east, DVec2::new(2.0, 5.0), 1);
+        params.local_map.obstacle_coverage = coverage;
+        let id = crowd.spawn(params).unwrap();
         for _ in 0..5 {
             crowd.step();
         }
@@ -382,17 +387,21 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
             _ => unreachable!(),
         }
     }
-    for moving in [true, false] {
+    for (moving, coverage) in [
+        (true, Coverage::Touch),
+        (false, Coverage::Touch),
+        (false, Coverage::Centre),
+    ] {
         // Centre 0.6 m east of the walker: west is the short way out, 0.9 + 0.25 m, four steps
         // of 0.35 m at most.
-        let r = run(0.6, moving);
+        let r = run(0.6, moving, coverage);
         let (steps, at) = r.out.expect("walked out");
         assert!(steps <= 4, "moving {moving}: out after {steps} steps");
         assert!(at.x < 0.0, "moving {moving}: out on the west side, {at}");
         assert!(r.arrived, "moving {moving}: arrived");
         assert_eq!(r.stuck_or_unreachable, 0, "moving {moving}");
         // Centred: every way out is as long, and it takes the one towards the goal.
-        let r = run(0.0, moving);
+        let r = run(0.0, moving, coverage);
         let (steps, at) = r.out.expect("walked out");
         assert!(steps <= 6, "moving {moving}: out after {steps} steps");
         assert!(at.x > 1.5, "moving {moving}: out on the goal's side, {at}");

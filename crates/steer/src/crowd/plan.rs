@@ -421,12 +421,20 @@ impl World<'_> {
         // sizes may have none) or the goal's map (grown by the global inflation, updated when
         // its turn to be solved comes) has an obstacle cell: an agent overlapped by a static
         // shape stands on one, and the lookups keep the check off every other agent's step.
+        // A raster that marks every cell a grown shape touches answers alone, which spares a
+        // read of the goal's map (a cache miss where walkers have maps of their own).
         let geometry = goal.map.geometry();
-        let cell = geometry.world_to_cell(pos);
         let lattice = lattice_cell(pos, agent.params.local_map.cell_size);
-        let on_obstacle = static_raster.is_some_and(|raster| raster.blocked(lattice))
-            || geometry.contains_cell(cell)
-                && goal.map.kind(cell.x as usize, cell.y as usize) == Some(CellKind::Obstacle);
+        let on_obstacle = match static_raster {
+            Some(raster) if raster.marks_every_overlap(lattice) => raster.blocked(lattice),
+            _ => {
+                let cell = geometry.world_to_cell(pos);
+                static_raster.is_some_and(|raster| raster.blocked(lattice))
+                    || geometry.contains_cell(cell)
+                        && goal.map.kind(cell.x as usize, cell.y as usize)
+                            == Some(CellKind::Obstacle)
+            }
+        };
         let mut extent: f64 = 0.0;
         for (shape, bounds) in self.moving.iter().map(|(s, b)| (s, b)).chain(
             on_obstacle
