@@ -362,12 +362,26 @@ pub fn blocked_at_start(scenario: &Scenario) -> usize {
 /// (500 goals over 90 m × 90 m) need 65 M cells at 0.25 m and 259 M at 0.125 m.
 pub const NARROW_CELL_BUDGET: usize = 1 << 27;
 
+/// The local cell size (metres) that [`narrow_passage_settings`] gives walkers with coarser
+/// local maps where the global cells must be finer than the first of [`NARROW_GLOBAL_CELLS`].
+///
+/// Global cells that close a passage at 0.25 m and open it at 0.125 m mean that its band for
+/// walkers' centres (`w − 2r`) is under 0.5 m: `Centre` coverage keeps such a band open in a
+/// walker's local map only where a cell centre falls in it, which one of 0.5 m cells may miss and
+/// one of 0.25 m cells cannot miss from 0.25 m up. SteerSuite's `bottleneck-evacuation-2` (a
+/// 0.4 m band): none of its 100 walkers through the door in 2,000 steps with 0.5 m local
+/// cells, all of them with 0.25 m ones.
+pub const NARROW_LOCAL_CELL: f64 = 0.25;
+
 /// `scenario` (converted with every agent's `obstacle_coverage: Centre`) set for narrow
 /// passages: global cells of `cell_size` metres (one of [`NARROW_GLOBAL_CELLS`]), obstacles
-/// grown by the widest walker's radius (rounded up to the centimetre). `None` when it has no
-/// walker, the finer grid would be too large for its world, or its goals' maps together would
-/// hold more than [`NARROW_CELL_BUDGET`] cells (distinct targets counted as goals, as the
-/// plugin shares a goal between walkers with the same target).
+/// grown by the widest walker's radius (rounded up to the centimetre). With cells finer than
+/// the first of [`NARROW_GLOBAL_CELLS`], walkers' local cells of more than [`NARROW_LOCAL_CELL`]
+/// become that, and the planner runs at least 7 steps a second (fast enough that no walker's
+/// step is longer than a local cell). `None` when it has no walker, the finer grid would be too
+/// large for its world, or its goals' maps together would hold more than
+/// [`NARROW_CELL_BUDGET`] cells (distinct targets counted as goals, as the plugin shares a goal
+/// between walkers with the same target).
 pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option<Scenario> {
     let widest = scenario
         .agents
@@ -399,6 +413,28 @@ pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option
     // (Less a nanometre, so that a radius of 0.57, stored as 56.99999999999999 hundredths or
     // 57.00000000000001, stays 0.57.)
     scenario.settings.global_inflation = Some((widest * 100.0 - 1e-9).ceil() / 100.0);
+    if cell_size < NARROW_GLOBAL_CELLS[0] {
+        let styles = scenario
+            .agents
+            .iter_mut()
+            .map(|a| &mut a.style)
+            .chain(scenario.regions.iter_mut().map(|r| &mut r.style));
+        let mut fastest: Option<f64> = None;
+        for style in styles {
+            if style.local_map.cell_size > NARROW_LOCAL_CELL {
+                style.local_map.cell_size = NARROW_LOCAL_CELL;
+                fastest = Some(fastest.unwrap_or(0.0).max(style.max_speed));
+            }
+        }
+        if let Some(fastest) = fastest {
+            let hz = scenario
+                .settings
+                .planner_hz
+                .unwrap_or(CrowdfieldSettings::default().planner_hz);
+            let hz = hz.max(7.0).max(fastest / NARROW_LOCAL_CELL);
+            scenario.settings.planner_hz = Some(hz);
+        }
+    }
     scenario.check_world().ok()?;
     Some(scenario)
 }
@@ -785,6 +821,30 @@ mod tests {
             assert_eq!(with(&agents), Some((Some(0.125), Some(grown))), "{r}");
         }
         assert_eq!(with(standing), None);
+    }
+
+    /// With global cells finer than 0.25 m, walkers' coarser local cells become 0.25 m and the
+    /// planner runs at 7 steps a second, or faster where a walker's step would pass a cell; with
+    /// 0.25 m global cells both stay as written.
+    #[test]
+    fn narrow_passage_settings_refine_local_maps_with_the_finest_global_cells() {
+        let text = |speed: f64, hz: &str| {
+            format!(
+                "(bounds: (min: (0, 0), max: (20, 20)), settings: (planner_hz: {hz}), agents: [\
+                 (position: (5, 5), goals: (targets: [Point((15, 5))]), style: (max_speed: {speed})),\
+                 (position: (5, 9), goals: (targets: [Point((15, 9))]), style: (local_map: (cell_size: 0.2)))])"
+            )
+        };
+        let fit = |speed: f64, hz: &str, cell: f64| {
+            let s = narrow_passage_settings(Scenario::from_ron(&text(speed, hz)).unwrap(), cell)
+                .unwrap();
+            let cells: Vec<f64> = s.agents.iter().map(|a| a.style.local_map.cell_size).collect();
+            (s.settings.planner_hz, cells)
+        };
+        assert_eq!(fit(1.2, "None", 0.25), (None, vec![0.5, 0.2]));
+        assert_eq!(fit(1.2, "None", 0.125), (Some(7.0), vec![0.25, 0.2]));
+        assert_eq!(fit(1.2, "Some(10.0)", 0.125), (Some(10.0), vec![0.25, 0.2]));
+        assert_eq!(fit(2.5, "None", 0.125), (Some(10.0), vec![0.25, 0.2]));
     }
 
     /// Finer cells are not tried where every goal's map over the world would together pass

@@ -28,8 +28,8 @@ use crowdfield_cli::bench::{
 use crowdfield_cli::menge::from_menge_files;
 use crowdfield_cli::steersuite::from_steersuite;
 use crowdfield_cli::{
-    Metrics, NARROW_CELL_BUDGET, NARROW_GLOBAL_CELLS, OutputOptions, RunOptions, Stop, Tuning,
-    blocked_at_start, counted, load, narrow_passage_settings, rejection_lines,
+    Metrics, NARROW_CELL_BUDGET, NARROW_GLOBAL_CELLS, NARROW_LOCAL_CELL, OutputOptions, RunOptions,
+    Stop, Tuning, blocked_at_start, counted, load, narrow_passage_settings, rejection_lines,
     run_scenario_with_progress, write_outputs,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -123,7 +123,8 @@ enum Command {
         /// without the three flags above), `convert` steps the scenario once through the
         /// plugin; if walkers are refused or have no route, it tries global cells of 0.25 m, then
         /// 0.125 m if someone is still left without a way (each where its goals' maps together
-        /// hold at most 2^27 cells), with obstacles grown by the widest
+        /// hold at most 2^27 cells; with 0.125 m, local cells of 0.25 m at 7 planner steps a
+        /// second), with obstacles grown by the widest
         /// walker's radius and `--centre-coverage`, and keeps the cells that leave fewest
         /// without a way when they leave fewer than the defaults (a note says so).
         #[arg(long)]
@@ -528,16 +529,15 @@ fn convert(
                 if fewest < blocked {
                     let cell = narrow.settings.global_cell_size.unwrap_or_default();
                     // Passages that only cells finer than 0.25 m keep open in the global map
-                    // are narrower than 2r + 0.5 m: they hold no local cell centre of the
-                    // default 0.5 m cells where they fall badly.
-                    let local_too = if cell < NARROW_GLOBAL_CELLS[0] {
-                        "; passages this narrow may close in the walkers' 0.5 m local cells: \
-                         `run … --local-cell-size 0.25 --planner-hz 7` opens them"
-                    } else {
-                        ""
+                    // may close in local maps of 0.5 m cells (`NARROW_LOCAL_CELL`).
+                    let local_too = match narrow.settings.planner_hz {
+                        Some(hz) if cell < NARROW_GLOBAL_CELLS[0] => format!(
+                            ", with local cells of {NARROW_LOCAL_CELL} m at {hz} planner steps a second (passages this narrow may close in local cells of 0.5 m)"
+                        ),
+                        _ => String::new(),
                     };
                     eprintln!(
-                        "{head}: written with global cells of {cell} m (--keep-cells keeps the defaults){local_too}"
+                        "{head}: written with global cells of {cell} m{local_too} (--keep-cells keeps the defaults)"
                     );
                     converted.scenario = narrow;
                 } else {

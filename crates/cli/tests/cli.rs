@@ -1419,9 +1419,9 @@ fn a_steersuite_test_case_converts_and_runs() {
 
 /// A 1.4 m door for walkers of 0.5 m radius (as in SteerSuite's `bottleneck-evacuation-2`):
 /// grown by the radius, it leaves a 0.4 m band that holds no whole 0.25 m cell of the global
-/// lattice, so `convert` goes on to 0.125 m cells, which give the walkers a route. Their local
-/// maps of 0.5 m cells still close the door (no cell centre lies in the band); with 0.25 m
-/// local cells at 7 planner steps a second all three walk through, touching nothing.
+/// lattice, so `convert` goes on to 0.125 m cells, which give the walkers a route, and gives
+/// them local cells of 0.25 m at 7 planner steps a second: all three walk through, touching
+/// nothing. Local maps of 0.5 m cells would close the door (no cell centre lies in the band).
 #[test]
 fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
     let dir = scratch("steersuite-door");
@@ -1468,17 +1468,19 @@ fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
     assert!(converted.status.success(), "{converted:?}");
     let said = String::from_utf8_lossy(&converted.stderr);
     assert!(
-        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 0 with global cells of 0.125 m, obstacles grown by 0.5 m in them, obstacle_coverage: Centre: written with global cells of 0.125 m (--keep-cells keeps the defaults); passages this narrow may close in the walkers' 0.5 m local cells: `run … --local-cell-size 0.25 --planner-hz 7` opens them"),
+        said.contains("3 agents without a way with the default cells, 3 with global cells of 0.25 m, 0 with global cells of 0.125 m, obstacles grown by 0.5 m in them, obstacle_coverage: Centre: written with global cells of 0.125 m, with local cells of 0.25 m at 7 planner steps a second (passages this narrow may close in local cells of 0.5 m) (--keep-cells keeps the defaults)"),
         "{said}"
     );
     let door = load(&out).unwrap();
     assert_eq!(
         (
             door.settings.global_cell_size,
-            door.settings.global_inflation
+            door.settings.global_inflation,
+            door.settings.planner_hz
         ),
-        (Some(0.125), Some(0.5))
+        (Some(0.125), Some(0.5), Some(7.0))
     );
+    assert!(door.agents.iter().all(|a| a.style.local_map.cell_size == 0.25));
     let run = |s: &Scenario, max_steps: u64| {
         run_scenario(
             s,
@@ -1489,18 +1491,18 @@ fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
         )
         .metrics
     };
-    let m = run(&door, 150);
-    assert_eq!((m.unreachable, m.arrived), (0, 0), "{m:?}");
-    let mut fine = door.clone();
-    Tuning {
-        local_cell_size: Some(0.25),
-        planner_hz: Some(7.0),
-        ..Default::default()
-    }
-    .apply(&mut fine);
-    let m = run(&fine, 600);
+    let m = run(&door, 600);
     assert_eq!(m.arrival_fraction, 1.0, "{m:?}");
     assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{m:?}");
+    let mut coarse = door.clone();
+    Tuning {
+        local_cell_size: Some(0.5),
+        planner_hz: Some(3.5),
+        ..Default::default()
+    }
+    .apply(&mut coarse);
+    let m = run(&coarse, 150);
+    assert_eq!((m.unreachable, m.arrived), (0, 0), "{m:?}");
 }
 
 /// A Menge project converts and runs: five walkers in a row south of a wall cross it through a
