@@ -838,7 +838,11 @@ mod tests {
         let fit = |speed: f64, hz: &str, cell: f64| {
             let s = narrow_passage_settings(Scenario::from_ron(&text(speed, hz)).unwrap(), cell)
                 .unwrap();
-            let cells: Vec<f64> = s.agents.iter().map(|a| a.style.local_map.cell_size).collect();
+            let cells: Vec<f64> = s
+                .agents
+                .iter()
+                .map(|a| a.style.local_map.cell_size)
+                .collect();
             (s.settings.planner_hz, cells)
         };
         assert_eq!(fit(1.2, "None", 0.25), (None, vec![0.5, 0.2]));

@@ -1480,7 +1480,11 @@ fn convert_goes_to_finer_global_cells_for_a_door_sized_to_its_walkers() {
         ),
         (Some(0.125), Some(0.5), Some(7.0))
     );
-    assert!(door.agents.iter().all(|a| a.style.local_map.cell_size == 0.25));
+    assert!(
+        door.agents
+            .iter()
+            .all(|a| a.style.local_map.cell_size == 0.25)
+    );
     let run = |s: &Scenario, max_steps: u64| {
         run_scenario(
             s,
