@@ -379,7 +379,8 @@ pub const NARROW_LOCAL_CELL: f64 = 0.25;
 /// the first of [`NARROW_GLOBAL_CELLS`], walkers' local cells of more than [`NARROW_LOCAL_CELL`]
 /// become that, and the planner runs at least 7 steps a second (fast enough that no walker's
 /// step is longer than a local cell). `None` when it has no walker, the finer grid would be too
-/// large for its world, or its goals' maps together would hold more than
+/// large for its world, that rate would leave `PLANNER_HZ_RANGE`, or its goals' maps together
+/// would hold more than
 /// [`NARROW_CELL_BUDGET`] cells (distinct targets counted as goals, as the plugin shares a goal
 /// between walkers with the same target).
 pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option<Scenario> {
@@ -432,6 +433,10 @@ pub fn narrow_passage_settings(mut scenario: Scenario, cell_size: f64) -> Option
                 .planner_hz
                 .unwrap_or(CrowdfieldSettings::default().planner_hz);
             let hz = hz.max(7.0).max(fastest / NARROW_LOCAL_CELL);
+            // A walker too fast for any rate a scenario may hold (or not a number) gets none.
+            if !bevy_crowdfield::scenario::PLANNER_HZ_RANGE.contains(&hz) {
+                return None;
+            }
             scenario.settings.planner_hz = Some(hz);
         }
     }
@@ -849,6 +854,9 @@ mod tests {
         assert_eq!(fit(1.2, "None", 0.125), (Some(7.0), vec![0.25, 0.2]));
         assert_eq!(fit(1.2, "Some(10.0)", 0.125), (Some(10.0), vec![0.25, 0.2]));
         assert_eq!(fit(2.5, "None", 0.125), (Some(10.0), vec![0.25, 0.2]));
+        // A rate past the scenario's range: no such settings.
+        let fast = Scenario::from_ron(&text(300.0, "None")).unwrap();
+        assert!(narrow_passage_settings(fast, 0.125).is_none());
     }
 
     /// Finer cells are not tried where every goal's map over the world would together pass

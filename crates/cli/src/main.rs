@@ -487,16 +487,19 @@ fn convert(
         if let Some(centred) = centred {
             // Finer and finer cells, until one leaves nobody without a way; the one that leaves
             // fewest is written, if it leaves fewer than the defaults.
-            let mut tried: Vec<(f64, usize)> = Vec::new();
+            // Each size with the walkers it left without a way, `None` where it could not be
+            // tried (see `narrow_passage_settings`).
+            let mut tried: Vec<(f64, Option<usize>)> = Vec::new();
             let mut best: Option<(usize, Scenario)> = None;
             let mut inflation = None;
             for cell in NARROW_GLOBAL_CELLS {
                 let Some(narrow) = narrow_passage_settings(centred.scenario.clone(), cell) else {
+                    tried.push((cell, None));
                     break;
                 };
                 let left = blocked_at_start(&narrow);
                 inflation = narrow.settings.global_inflation;
-                tried.push((cell, left));
+                tried.push((cell, Some(left)));
                 if best.as_ref().is_none_or(|(fewest, _)| left < *fewest) {
                     best = Some((left, narrow));
                 }
@@ -504,9 +507,9 @@ fn convert(
                     break;
                 }
             }
-            if tried.is_empty() {
+            if best.is_none() {
                 eprintln!(
-                    "{}: {} without a way with the default cells; finer cells were not tried (no walker, or maps of more than {NARROW_CELL_BUDGET} cells over its goals): the defaults kept",
+                    "{}: {} without a way with the default cells; finer cells could not be tried (no walker, a grid too large for the world or more than {NARROW_CELL_BUDGET} cells over its goals' maps): the defaults kept",
                     path.display(),
                     counted(blocked, "agent")
                 );
@@ -514,7 +517,10 @@ fn convert(
             if let Some((fewest, narrow)) = best {
                 let what = tried
                     .iter()
-                    .map(|(cell, left)| format!("{left} with global cells of {cell} m"))
+                    .map(|(cell, left)| match left {
+                        Some(left) => format!("{left} with global cells of {cell} m"),
+                        None => format!("global cells of {cell} m not tried"),
+                    })
                     .collect::<Vec<_>>()
                     .join(", ");
                 let grown = format!(
@@ -530,8 +536,16 @@ fn convert(
                     let cell = narrow.settings.global_cell_size.unwrap_or_default();
                     // Passages that only cells finer than 0.25 m keep open in the global map
                     // may close in local maps of 0.5 m cells (`NARROW_LOCAL_CELL`).
+                    let local_cells = |s: &Scenario| -> Vec<f64> {
+                        s.agents
+                            .iter()
+                            .map(|a| a.style.local_map.cell_size)
+                            .chain(s.regions.iter().map(|r| r.style.local_map.cell_size))
+                            .collect()
+                    };
+                    let refined = local_cells(&narrow) != local_cells(&centred.scenario);
                     let local_too = match narrow.settings.planner_hz {
-                        Some(hz) if cell < NARROW_GLOBAL_CELLS[0] => format!(
+                        Some(hz) if refined => format!(
                             ", with local cells of {NARROW_LOCAL_CELL} m at {hz} planner steps a second (passages this narrow may close in local cells of 0.5 m)"
                         ),
                         _ => String::new(),

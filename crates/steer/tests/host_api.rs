@@ -329,10 +329,10 @@ fn a_walker_that_leaves_is_reported_where_it_left() {
 /// A walker overlapped by an obstacle (a moving one that ran onto it, or a static one added over
 /// it) walks out of it by the shortest way, towards its goal where two ways are as short, and
 /// then on to the goal. Before, its own cells were obstacle in both maps and it stood inside for
-/// good: stuck under a moving obstacle, unreachable under a static one. With either obstacle
-/// coverage of its local maps: its static raster finds the overlap alone where it marks every
-/// cell a grown shape touches, and is checked against the goal's map where it marks only cells
-/// whose centre the shape covers.
+/// good: stuck under a moving obstacle, unreachable under a static one. A static one with
+/// either obstacle coverage of its local maps: a raster of `Touch` coverage finds the overlap
+/// alone, one of `Centre` coverage is read with the goal's map (here the raster marks the
+/// walker's cell too, so no test isolates the read of the goal's map).
 #[test]
 fn a_walker_overlapped_by_an_obstacle_walks_out() {
     struct Run {
