@@ -86,6 +86,29 @@ fn both_ways(scene: impl Fn(NeighbourStamping) -> Run, limit: usize, ratio: f64)
     (all, same_way)
 }
 
+/// A crowd in `settings`' world (12 m high) with a wall 0.5 m thick at x = 12 m, open between
+/// `door.0` and `door.1`, and a goal 1 m wide and 10 m high centred at `goal_x` beyond it.
+fn room_with_door(settings: CrowdSettings, door: (f64, f64), goal_x: f64) -> (Crowd, GoalId) {
+    let walls = vec![
+        Shape::Aabb {
+            min: DVec2::new(12.0, 0.0),
+            max: DVec2::new(12.5, door.0),
+        },
+        Shape::Aabb {
+            min: DVec2::new(12.0, door.1),
+            max: DVec2::new(12.5, 12.0),
+        },
+    ];
+    let mut crowd = Crowd::new(settings, walls).unwrap();
+    let goal = crowd
+        .add_goal(Shape::Aabb {
+            min: DVec2::new(goal_x - 0.5, 1.0),
+            max: DVec2::new(goal_x + 0.5, 11.0),
+        })
+        .unwrap();
+    (crowd, goal)
+}
+
 /// A walker at `at` bound for `goal`, which it leaves on arrival, with the given stamping.
 fn walker(at: DVec2, goal: GoalId, neighbours: NeighbourStamping, seed: u64) -> AgentParams {
     AgentParams {
@@ -114,23 +137,7 @@ fn walkers_follow_each_other_through_a_door_instead_of_looping() {
             max: DVec2::new(24.0, 12.0),
             ..Default::default()
         };
-        let walls = vec![
-            Shape::Aabb {
-                min: DVec2::new(12.0, 0.0),
-                max: DVec2::new(12.5, 5.2),
-            },
-            Shape::Aabb {
-                min: DVec2::new(12.0, 6.8),
-                max: DVec2::new(12.5, 12.0),
-            },
-        ];
-        let mut crowd = Crowd::new(settings, walls).unwrap();
-        let goal = crowd
-            .add_goal(Shape::Aabb {
-                min: DVec2::new(22.5, 1.0),
-                max: DVec2::new(23.5, 11.0),
-            })
-            .unwrap();
+        let (mut crowd, goal) = room_with_door(settings, (5.2, 6.8), 23.0);
         let ids: Vec<AgentId> = (0..40)
             .map(|k| {
                 let (col, row) = (k % 5, k / 5);
@@ -330,23 +337,7 @@ fn walkers_jammed_abreast_at_a_door_are_stamped_again() {
         global_inflation: 0.4,
         ..Default::default()
     };
-    let walls = vec![
-        Shape::Aabb {
-            min: DVec2::new(12.0, 0.0),
-            max: DVec2::new(12.5, 5.3),
-        },
-        Shape::Aabb {
-            min: DVec2::new(12.0, 6.7),
-            max: DVec2::new(12.5, 12.0),
-        },
-    ];
-    let mut crowd = Crowd::new(settings, walls).unwrap();
-    let goal = crowd
-        .add_goal(Shape::Aabb {
-            min: DVec2::new(18.5, 1.0),
-            max: DVec2::new(19.5, 11.0),
-        })
-        .unwrap();
+    let (mut crowd, goal) = room_with_door(settings, (5.3, 6.7), 19.0);
     let ids: Vec<AgentId> = (0..20)
         .map(|k| {
             let (col, row) = (k % 4, k / 4);
