@@ -132,11 +132,14 @@ impl NeighbourStamping {
     ) -> bool {
         match self {
             NeighbourStamping::All => false,
+            // Every condition is evaluated (`&`, not `&&`): a crowd's query sorts dozens of
+            // neighbours an agent, each as likely left out as not, and branches on them
+            // would mispredict about half the time.
             NeighbourStamping::ExceptSameWay => {
-                heading.dot(way) > SAME_WAY_COS
-                    && wants.dot(way) > 0.0
-                    && pace >= SAME_WAY_PACE * own_pace
-                    && stalled < SAME_WAY_STALL
+                (heading.dot(way) > SAME_WAY_COS)
+                    & (wants.dot(way) > 0.0)
+                    & (pace >= SAME_WAY_PACE * own_pace)
+                    & (stalled < SAME_WAY_STALL)
             }
         }
     }

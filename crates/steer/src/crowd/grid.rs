@@ -103,6 +103,23 @@ impl AgentGrid {
     /// [`Self::for_each_near`] with each point's position and radius as they were indexed.
     #[inline]
     pub fn for_each_point_near(&self, p: DVec2, radius: f64, mut f: impl FnMut(usize, DVec2, f64)) {
+        self.for_each_run_near(p, radius, |items, points| {
+            for (&i, &(q, r)) in items.iter().zip(points) {
+                f(i as usize, q, r);
+            }
+        });
+    }
+
+    /// The points [`Self::for_each_point_near`] visits, a run of them at a time (the points of
+    /// neighbouring cells of one row): `f(indices, points)` with their indices and their
+    /// positions and radii, so that a caller may size its buffers once a run.
+    #[inline]
+    pub(crate) fn for_each_run_near(
+        &self,
+        p: DVec2,
+        radius: f64,
+        mut f: impl FnMut(&[u32], &[(DVec2, f64)]),
+    ) {
         let cell = |v: f64, o: f64| floor_i64((v - o) * self.inv_cell);
         let (x0, x1) = (
             cell(p.x - radius, self.origin.x).max(0),
@@ -121,9 +138,7 @@ impl AgentGrid {
                 self.starts[row + x0 as usize] as usize,
                 self.starts[row + x1 as usize + 1] as usize,
             );
-            for (&i, &(q, r)) in self.items[a..b].iter().zip(&self.points[a..b]) {
-                f(i as usize, q, r);
-            }
+            f(&self.items[a..b], &self.points[a..b]);
         }
     }
 }

@@ -317,16 +317,29 @@ impl World<'_> {
                     let map = &agent.params.local_map;
                     let zone = (map.side / 2 - 1 - map.free_zone) as f64 * map.cell_size;
                     let limit = |r: f64| zone + map.cell_size + r + radius;
-                    hash.for_each_point_near(pos, limit(self.max_radius), |j, q, r| {
-                        let d = (q - pos).abs();
-                        if j != index && d.x <= limit(r) && d.y <= limit(r) {
-                            if leaves_out(j) {
-                                skipped.push((q, r));
-                            } else {
-                                kept.push((q, r));
-                            }
+                    // Sorted without a branch on each neighbour (as likely left out as not,
+                    // a branch would mispredict about half the time): each is written to the
+                    // end of both lists and counted in one of them at most. 5–8 % more
+                    // agent-steps a second in the circles of 250 and the forest with the
+                    // option (docs/steering.md, *Walkers going the same way*).
+                    let (mut n_skipped, mut n_kept) = (0, 0);
+                    hash.for_each_run_near(pos, limit(self.max_radius), |ids, points| {
+                        let blank = (DVec2::ZERO, 0.0);
+                        skipped.resize(skipped.len().max(n_skipped + ids.len()), blank);
+                        kept.resize(kept.len().max(n_kept + ids.len()), blank);
+                        for (&j, &(q, r)) in ids.iter().zip(points) {
+                            let j = j as usize;
+                            let d = (q - pos).abs();
+                            let near = (j != index) & (d.x <= limit(r)) & (d.y <= limit(r));
+                            let out = leaves_out(j);
+                            skipped[n_skipped] = (q, r);
+                            kept[n_kept] = (q, r);
+                            n_skipped += usize::from(near & out);
+                            n_kept += usize::from(near & !out);
                         }
                     });
+                    skipped.truncate(n_skipped);
+                    kept.truncate(n_kept);
                 }
                 if filters && kept.len() < skipped.len() {
                     // Fewer discs to stamp than to take back out of the raster's counts: stamp
