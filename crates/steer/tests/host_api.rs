@@ -332,7 +332,8 @@ fn a_walker_that_leaves_is_reported_where_it_left() {
 /// good: stuck under a moving obstacle, unreachable under a static one. A static one with
 /// either obstacle coverage of its local maps: a raster of `Touch` coverage finds the overlap
 /// alone, one of `Centre` coverage is read with the goal's map (here the raster marks the
-/// walker's cell too, so no test isolates the read of the goal's map).
+/// walker's cell too; `a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps`, a unit
+/// test of the crowd, places a walker where only the goal's map sees the overlap).
 #[test]
 fn a_walker_overlapped_by_an_obstacle_walks_out() {
     struct Run {

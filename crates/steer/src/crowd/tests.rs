@@ -6,7 +6,7 @@ use crowdfield_field::{BATCH_LANES_F32, CellKind, Field, FieldBatch, FieldBatchF
 
 use super::guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, guard_step};
 use super::*;
-use crate::local_map::{LocalPrecision, NeighbourStamping};
+use crate::local_map::{LocalPrecision, NeighbourStamping, lattice_cell};
 
 /// A rayon pool of `threads` threads.
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -222,6 +222,76 @@ fn each_obstacle_coverage_reads_its_own_static_raster() {
     };
     assert_eq!(door_cell(centre, 5.25), Some(CellKind::Free));
     assert_eq!(door_cell(touch, 15.25), Some(CellKind::Obstacle));
+}
+
+/// The overlap check reads the goal's map where a `Centre` static raster leaves the agent's
+/// cell free. A walker 0.2 m east of its lattice cell's centre, with a wall added 0.15 m
+/// further east, overlaps the wall by 0.1 m, but the cell's centre lies 0.35 m from the wall,
+/// beyond the 0.25 m the raster grows it by. The goal's map (cells touched by the wall grown
+/// by 0.25 m are obstacles) marks the walker's cell, so preparing its step gives the way out:
+/// one full step, clear of the wall. With only the raster asked, the step was planned as
+/// usual (which happens to lead out too, so a whole step could not tell the two apart).
+#[test]
+fn a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps() {
+    let mut crowd = Crowd::new(
+        CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(20.0, 10.0),
+            ..Default::default()
+        },
+        Vec::new(),
+    )
+    .unwrap();
+    let goal = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(18.0, 5.25),
+            radius: 0.5,
+        })
+        .unwrap();
+    let at = DVec2::new(4.45, 5.25);
+    let id = crowd
+        .spawn(AgentParams {
+            position: at,
+            goals: vec![goal],
+            local_map: LocalMapSettings {
+                obstacle_coverage: Coverage::Centre,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+    let wall = Shape::Aabb {
+        min: DVec2::new(4.6, 3.0),
+        max: DVec2::new(5.6, 7.5),
+    };
+    crowd.add_obstacle(wall.clone()).unwrap();
+    // The goal's map solved with the wall, as a step starts.
+    crowd.advance_to(StepPhase::Guidance);
+    let agent = crowd.agent(id).unwrap();
+    let (radius, step) = (agent.params.radius, agent.params.max_step);
+    assert!(
+        radius - wall.distance(at).unwrap() > 0.09,
+        "the wall reaches in"
+    );
+    let lattice = lattice_cell(at, agent.params.local_map.cell_size);
+    let mut probe = crowd.clone();
+    let (snapshot, hash) = probe.snapshot();
+    probe.note_ways();
+    probe.update_rasters();
+    let key = raster_key(&agent.params.local_map, radius);
+    let raster = &probe.rasters.iter().find(|(k, _)| *k == key).unwrap().1;
+    assert!(!raster.marks_every_overlap(lattice) && !raster.blocked(lattice));
+    let discs = probe.disc_rasters(&snapshot, Vec::new());
+    let world = world_of!(probe, &discs);
+    let index = id.0 as usize;
+    let agent = probe.agents[index].as_mut().unwrap();
+    let mut scratch = Neighbours::default();
+    let Prepared::Done(plan) = world.prepare(index, agent, &hash, &mut scratch) else {
+        panic!("no way out prepared");
+    };
+    assert!((plan.displacement.length() - step).abs() < 1e-9);
+    let end = at + plan.displacement;
+    assert!(wall.distance(end).unwrap() >= radius, "out at {end}");
 }
 
 /// Both ways of answering a query (walking cells, walking buckets) find the same points,
