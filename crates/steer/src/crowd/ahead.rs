@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use glam::DVec2;
 
-use super::{RasterKey, Snapshot};
+use super::{DiscKey, RasterKey, Snapshot};
 use crate::disc_raster::{DiscCounter, DiscRaster};
 use crate::static_raster::StaticRaster;
 
@@ -58,20 +58,20 @@ pub(super) struct DiscCounters {
 }
 
 impl DiscCounters {
-    /// A counter for each of `keys` (key, local cell size, radius) with a static raster in
+    /// A counter for each of `keys` (key, local cell size, radius, windows' reach) with a static raster in
     /// `statics` of static-raster generation `generation`, for `slots` agent slots; `None`
     /// where no key has one (there is nothing to count ahead).
     pub(super) fn new(
-        keys: &[(RasterKey, f64, f64)],
+        keys: &[DiscKey],
         statics: &[(RasterKey, StaticRaster)],
         generation: u64,
         slots: usize,
     ) -> Option<Self> {
         let counters: Vec<(RasterKey, DiscCounter)> = keys
             .iter()
-            .filter_map(|&(key, cell, radius)| {
+            .filter_map(|&(key, cell, radius, window)| {
                 let (_, s) = statics.iter().find(|(k, _)| *k == key)?;
-                Some((key, DiscCounter::new(cell, radius, s)?))
+                Some((key, DiscCounter::new(cell, radius, s, window)?))
             })
             .collect();
         (!counters.is_empty()).then(|| Self {
@@ -177,11 +177,11 @@ impl DiscFeed {
     }
 
     /// Counts every slot's disc, waiting for each to be handed over, into a raster per key
-    /// of `keys` (key, local cell size, radius) that has a static raster in `statics`.
+    /// of `keys` (key, local cell size, radius, windows' reach) that has a static raster in `statics`.
     /// `None` when the committing side closed before handing over every slot.
     pub(super) fn count(
         &self,
-        keys: &[(RasterKey, f64, f64)],
+        keys: &[DiscKey],
         statics: &[(RasterKey, StaticRaster)],
         generation: u64,
     ) -> Option<CountedAhead> {

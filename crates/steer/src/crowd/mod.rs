@@ -614,7 +614,7 @@ struct InFlight {
     share: Option<(usize, bool)>,
     /// The keys of the step's disc rasters laid over static rasters, with the local cell size
     /// and radius of each: what the commit counts ahead for the next step.
-    disc_keys: Vec<(RasterKey, f64, f64)>,
+    disc_keys: Vec<DiscKey>,
 }
 
 /// An agent's step after sensing and stamping.
@@ -1315,7 +1315,7 @@ impl Crowd {
                 continue;
             }
             let statics = self.rasters.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
-            if let Some(r) = DiscRaster::build(snapshot, cell, radius, statics) {
+            if let Some(r) = DiscRaster::build(snapshot, cell, radius, statics, self.raster_reach) {
                 rasters.push((key, r));
             }
         }
@@ -1389,12 +1389,17 @@ fn bounding_walls(min: DVec2, max: DVec2) -> [Shape; 4] {
 /// coverage.
 type RasterKey = (u64, u64, Coverage);
 
-/// The keys of `discs` laid over static rasters, with their cell size and radius.
-fn disc_keys(discs: &[(RasterKey, DiscRaster)]) -> Vec<(RasterKey, f64, f64)> {
+/// A disc raster's key with its cell size, radius and windows' reach: what counting it ahead
+/// needs to count it as [`DiscRaster::build`] would.
+type DiscKey = (RasterKey, f64, f64, f64);
+
+/// The keys of `discs` laid over static rasters, with their cell size, radius and windows'
+/// reach.
+fn disc_keys(discs: &[(RasterKey, DiscRaster)]) -> Vec<DiscKey> {
     discs
         .iter()
         .filter(|(_, r)| r.has_statics())
-        .map(|(k, r)| (*k, r.cell(), r.inflation()))
+        .map(|(k, r)| (*k, r.cell(), r.inflation(), r.window()))
         .collect()
 }
 
