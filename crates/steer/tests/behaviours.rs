@@ -310,9 +310,16 @@ fn inertia_eta_sweep_smooths_and_overshoots_at_095() {
 }
 
 /// Sight (`CrowdSettings::line_of_sight`): a neighbour behind a wall is not "the nearest" for
-/// `TowardsNearest`; one further away in the open is.
+/// `TowardsNearest`; one further away in the open is. Alike with 30 pillars along the far
+/// side of the world, enough static shapes for sight to look them up on the crowd's shape grid.
 #[test]
 fn with_line_of_sight_a_neighbour_behind_a_wall_is_not_seen() {
+    for pillars in [false, true] {
+        sight_hides_a_neighbour_behind_a_wall(pillars);
+    }
+}
+
+fn sight_hides_a_neighbour_behind_a_wall(pillars: bool) {
     let bias_after_one_step = |line_of_sight: bool| {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
@@ -324,7 +331,14 @@ fn with_line_of_sight_a_neighbour_behind_a_wall_is_not_seen() {
             min: DVec2::new(3.0, 5.7),
             max: DVec2::new(7.0, 5.9),
         };
-        let mut crowd = Crowd::new(settings, vec![wall]).unwrap();
+        let mut statics = vec![wall];
+        if pillars {
+            statics.extend((0..30).map(|k| Shape::Disc {
+                centre: DVec2::new(0.4 + 0.65 * k as f64, 9.6),
+                radius: 0.2,
+            }));
+        }
+        let mut crowd = Crowd::new(settings, statics).unwrap();
         let goal = crowd
             .add_goal(Shape::Disc {
                 centre: DVec2::new(18.0, 3.0),
@@ -356,12 +370,12 @@ fn with_line_of_sight_a_neighbour_behind_a_wall_is_not_seen() {
     let sighted = bias_after_one_step(true);
     assert!(
         blind.direction().y > 0.99,
-        "without sight the nearest is the one behind the wall: v = {:?}",
+        "pillars {pillars}: without sight the nearest is the one behind the wall: v = {:?}",
         blind.direction()
     );
     assert!(
         sighted.direction().x > 0.99,
-        "with sight the nearest is the one in the open: v = {:?}",
+        "pillars {pillars}: with sight the nearest is the one in the open: v = {:?}",
         sighted.direction()
     );
     assert_eq!((blind.epsilon(), sighted.epsilon()), (0.8, 0.8));

@@ -86,6 +86,19 @@ impl ShapeGrid {
         (clamp(g.x, self.cols), clamp(g.y, self.rows))
     }
 
+    /// Every shape in the cells the box `lo..hi` visits, cell by cell: each shape whose box
+    /// meets it among them, and a shape that spans several cells once per cell.
+    pub(super) fn candidates(&self, lo: DVec2, hi: DVec2) -> impl Iterator<Item = usize> + '_ {
+        let ((x0, y0), (x1, y1)) = (self.cell(lo), self.cell(hi));
+        (y0..=y1)
+            .flat_map(move |y| (x0..=x1).map(move |x| y * self.cols + x))
+            .flat_map(move |c| {
+                self.items[self.starts[c] as usize..self.starts[c + 1] as usize]
+                    .iter()
+                    .map(|&k| k as usize)
+            })
+    }
+
     /// Every shape whose box may meet the box `lo..hi`, in increasing order, into `out`.
     pub(super) fn near(&self, lo: DVec2, hi: DVec2, out: &mut Vec<u32>) {
         out.clear();

@@ -94,6 +94,7 @@ macro_rules! world_of {
             rasters: &$crowd.rasters,
             max_radius: $crowd.largest_radius,
             ways: &$crowd.ways,
+            shape_grid: $crowd.shape_grid.as_ref(),
             #[cfg(test)]
             sense_whole_box: $crowd.sense_whole_box,
         }
@@ -1096,6 +1097,7 @@ impl Crowd {
         let (snapshot, hash) = self.snapshot();
         self.note_ways();
         self.update_rasters();
+        self.ensure_shape_grid();
         let ahead = self
             .ahead
             .take()

@@ -9,6 +9,7 @@ use glam::DVec2;
 
 use crowdfield_field::{CellKind, Shape};
 
+use super::guard::ShapeGrid;
 use super::{
     Agent, AgentGrid, Goal, LevelMark, Plan, Prepared, RasterKey, Way, overlaps_beyond_contact,
     raster_key, shape_near,
@@ -45,6 +46,8 @@ pub(super) struct World<'a> {
     /// Each planning agent's way as the step starts (`None` for the others): what
     /// [`NeighbourStamping`] reads of a neighbour.
     pub(super) ways: &'a [Option<Way>],
+    /// The static shapes' boxes on a grid, where there are many (see `Crowd::shape_grid`).
+    pub(super) shape_grid: Option<&'a ShapeGrid>,
     #[cfg(test)]
     pub(super) sense_whole_box: bool,
 }
@@ -57,13 +60,29 @@ impl World<'_> {
             return true;
         }
         let (lo, hi) = (from.min(to), from.max(to));
-        self.statics
-            .iter()
-            .zip(self.static_bounds)
-            .all(|(shape, (slo, shi))| {
-                !boxes_overlap(lo, hi, *slo, *shi)
-                    || shape.segment_distance(from, to).is_ok_and(|d| d > 0.0)
-            })
+        self.statics_meeting(lo, hi)
+            .all(|shape| shape.segment_distance(from, to).is_ok_and(|d| d > 0.0))
+    }
+
+    /// The static shapes whose boxes meet the box `lo..hi`: looked up on the shape grid where
+    /// the crowd has one (a shape may then come more than once), all of them scanned
+    /// otherwise. Sensing asks this of every agent with a look ahead or sight, so a world of
+    /// many static shapes must not cost each of them a pass over all the shapes.
+    fn statics_meeting(&self, lo: DVec2, hi: DVec2) -> impl Iterator<Item = &Shape> + '_ {
+        let all = self
+            .shape_grid
+            .is_none()
+            .then_some(0..self.statics.len())
+            .into_iter()
+            .flatten();
+        let near = self
+            .shape_grid
+            .into_iter()
+            .flat_map(move |grid| grid.candidates(lo, hi));
+        all.chain(near).filter_map(move |k| {
+            let (slo, shi) = self.static_bounds[k];
+            boxes_overlap(lo, hi, slo, shi).then_some(&self.statics[k])
+        })
     }
 
     /// Prepares one agent's step from the snapshot (as `hash` indexed it): everything up to
@@ -231,8 +250,7 @@ impl World<'_> {
                     slots.dvis,
                     agent.params.radius,
                     neighbours,
-                    self.statics,
-                    self.static_bounds,
+                    |lo, hi| self.statics_meeting(lo, hi),
                     self.moving,
                     |q| self.in_sight(pos, q),
                 ) =>
@@ -593,15 +611,14 @@ pub(super) struct Neighbours {
 
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
 #[allow(clippy::too_many_arguments)]
-fn something_ahead(
+fn something_ahead<'s, I: Iterator<Item = &'s Shape>>(
     pos: DVec2,
     facing: DVec2,
     dvis: f64,
     radius: f64,
     neighbours: &[(DVec2, f64)],
-    statics: &[Shape],
-    static_bounds: &[(DVec2, DVec2)],
-    moving: &[(Shape, (DVec2, DVec2))],
+    statics_meeting: impl Fn(DVec2, DVec2) -> I,
+    moving: &'s [(Shape, (DVec2, DVec2))],
     in_sight: impl Fn(DVec2) -> bool,
 ) -> bool {
     let Some(f) = facing.try_normalize() else {
@@ -621,12 +638,13 @@ fn something_ahead(
     let end = pos + f * dvis;
     let grow = DVec2::splat(radius + 1e-3);
     let (lo, hi) = (pos.min(end) - grow, pos.max(end) + grow);
-    let near: Vec<&Shape> = statics
-        .iter()
-        .zip(static_bounds)
-        .chain(moving.iter().map(|(s, b)| (s, b)))
-        .filter(|(_, (slo, shi))| boxes_overlap(*slo, *shi, lo, hi))
-        .map(|(s, _)| s)
+    let near: Vec<&Shape> = statics_meeting(lo, hi)
+        .chain(
+            moving
+                .iter()
+                .filter(|(_, (slo, shi))| boxes_overlap(*slo, *shi, lo, hi))
+                .map(|(s, _)| s),
+        )
         .collect();
     if near.is_empty() {
         return false;

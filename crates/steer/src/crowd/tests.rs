@@ -7,6 +7,7 @@ use crowdfield_field::{BATCH_LANES_F32, CellKind, Field, FieldBatch, FieldBatchF
 use super::guard::{GuardScratch, Obstacles, SHAPE_GRID_MIN, guard_step};
 use super::*;
 use crate::local_map::{LocalPrecision, NeighbourStamping, lattice_cell};
+use crate::static_raster::boxes_overlap;
 
 /// A rayon pool of `threads` threads.
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -493,6 +494,44 @@ proptest::proptest! {
         }
         // Some steps must have met a shape, or nothing was compared.
         proptest::prop_assert!(shortened > 0);
+    }
+
+    /// The grid's candidates for a box (what sensing's look ahead and sight ask it for) hold
+    /// every shape whose box meets it: boxes inside the world, across its edge and beyond it,
+    /// queried anywhere near them.
+    #[test]
+    fn the_shape_grid_offers_every_box_meeting_a_query(
+        boxes in proptest::collection::vec(
+            (-8.0f64..38.0, -8.0f64..38.0, 0.0f64..6.0, 0.0f64..6.0),
+            SHAPE_GRID_MIN..80,
+        ),
+        queries in proptest::collection::vec(
+            (-10.0f64..40.0, -10.0f64..40.0, 0.0f64..9.0, 0.0f64..9.0),
+            60,
+        ),
+    ) {
+        let bounds: Vec<(DVec2, DVec2)> = boxes
+            .iter()
+            .map(|&(x, y, w, h)| (DVec2::new(x, y), DVec2::new(x + w, y + h)))
+            .collect();
+        let grid = ShapeGrid::new(&bounds, DVec2::ZERO, DVec2::splat(30.0));
+        let mut met = 0;
+        for &(x, y, w, h) in &queries {
+            let (lo, hi) = (DVec2::new(x, y), DVec2::new(x + w, y + h));
+            let mut offered: Vec<usize> = grid.candidates(lo, hi).collect();
+            offered.sort_unstable();
+            offered.dedup();
+            for (k, (blo, bhi)) in bounds.iter().enumerate() {
+                if boxes_overlap(*blo, *bhi, lo, hi) {
+                    met += 1;
+                    proptest::prop_assert!(
+                        offered.binary_search(&k).is_ok(),
+                        "box {} ({}..{}) meets {}..{} but is not offered", k, blo, bhi, lo, hi
+                    );
+                }
+            }
+        }
+        proptest::prop_assert!(met > 0);
     }
 }
 
