@@ -342,7 +342,9 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
         arrived: bool,
         stuck_or_unreachable: usize,
     }
-    let run = |offset: f64, moving: bool, coverage: Coverage| {
+    // `crowded`: 29 more moving shapes far off, so that the crowd looks moving shapes up on
+    // its grid of them.
+    let run = |offset: f64, moving: bool, coverage: Coverage, crowded: bool| {
         let mut crowd = room();
         let east = goal_at(&mut crowd, 18.0, 5.0);
         let mut params = walker(east, DVec2::new(2.0, 5.0), 1);
@@ -358,7 +360,12 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
             radius: 1.5,
         };
         if moving {
-            crowd.set_moving_obstacles(vec![block.clone()]).unwrap();
+            let far = (0..if crowded { 29 } else { 0 }).map(|k| Shape::Disc {
+                centre: DVec2::new(0.5 + 0.65 * k as f64, 9.5),
+                radius: 0.2,
+            });
+            let shapes = std::iter::once(block.clone()).chain(far).collect();
+            crowd.set_moving_obstacles(shapes).unwrap();
         } else {
             crowd.add_obstacle(block.clone()).unwrap();
         }
@@ -388,21 +395,22 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
             _ => unreachable!(),
         }
     }
-    for (moving, coverage) in [
-        (true, Coverage::Touch),
-        (false, Coverage::Touch),
-        (false, Coverage::Centre),
+    for (moving, coverage, crowded) in [
+        (true, Coverage::Touch, false),
+        (true, Coverage::Touch, true),
+        (false, Coverage::Touch, false),
+        (false, Coverage::Centre, false),
     ] {
         // Centre 0.6 m east of the walker: west is the short way out, 0.9 + 0.25 m, four steps
         // of 0.35 m at most.
-        let r = run(0.6, moving, coverage);
+        let r = run(0.6, moving, coverage, crowded);
         let (steps, at) = r.out.expect("walked out");
         assert!(steps <= 4, "moving {moving}: out after {steps} steps");
         assert!(at.x < 0.0, "moving {moving}: out on the west side, {at}");
         assert!(r.arrived, "moving {moving}: arrived");
         assert_eq!(r.stuck_or_unreachable, 0, "moving {moving}");
         // Centred: every way out is as long, and it takes the one towards the goal.
-        let r = run(0.0, moving, coverage);
+        let r = run(0.0, moving, coverage, crowded);
         let (steps, at) = r.out.expect("walked out");
         assert!(steps <= 6, "moving {moving}: out after {steps} steps");
         assert!(at.x > 1.5, "moving {moving}: out on the goal's side, {at}");

@@ -14,6 +14,7 @@ use crowdfield_field::{
 };
 use rayon::prelude::*;
 
+use super::guard::{SHAPE_GRID_MIN, ShapeGrid};
 use super::{Crowd, GoalId, ObstacleId};
 use crate::SteerError;
 use crate::search::{Search, SearchSettings};
@@ -343,6 +344,10 @@ impl Crowd {
             .map(|s| s.bounds().map(|b| (s, b)))
             .collect::<Result<Vec<_>, _>>()?;
         self.moving = moving;
+        self.moving_grid = (self.moving.len() >= SHAPE_GRID_MIN).then(|| {
+            let bounds: Vec<(DVec2, DVec2)> = self.moving.iter().map(|(_, b)| *b).collect();
+            ShapeGrid::new(&bounds, self.settings.min, self.settings.max)
+        });
         Ok(())
     }
 

@@ -17,10 +17,12 @@ pub(super) struct Obstacles<'a> {
     pub(super) moving: &'a [(Shape, (DVec2, DVec2))],
     /// The static boxes on a grid, where there are many.
     pub(super) grid: Option<&'a ShapeGrid>,
+    /// The moving boxes on a grid, where there are many.
+    pub(super) moving_grid: Option<&'a ShapeGrid>,
 }
 
-/// Static shapes from which on the collision guard looks them up on a [`ShapeGrid`] instead of
-/// scanning them all.
+/// Static (or moving) shapes from which on the collision guard and sensing look them up on a
+/// [`ShapeGrid`] instead of scanning them all.
 pub(super) const SHAPE_GRID_MIN: usize = 24;
 
 /// Static shapes' boxes bucketed on a uniform grid over the world (a counting sort: each cell's
@@ -211,14 +213,32 @@ pub(super) fn guard_step(
         ),
     }
     let statics = obstacles.statics.len();
-    close.extend(
-        obstacles
-            .moving
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, b))| within(b))
-            .map(|(k, (s, _))| (statics + k, s.distance(start).unwrap_or(0.0))),
-    );
+    match obstacles.moving_grid {
+        // As for the statics: a superset in increasing order, the same test.
+        Some(grid) => {
+            let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
+            grid.near(start - r, start + r, &mut scratch.offered);
+            close.extend(
+                scratch
+                    .offered
+                    .iter()
+                    .map(|&k| k as usize)
+                    .filter(|&k| within(&obstacles.moving[k].1))
+                    .map(|k| {
+                        let distance = obstacles.moving[k].0.distance(start);
+                        (statics + k, distance.unwrap_or(0.0))
+                    }),
+            );
+        }
+        None => close.extend(
+            obstacles
+                .moving
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, b))| within(b))
+                .map(|(k, (s, _))| (statics + k, s.distance(start).unwrap_or(0.0))),
+        ),
+    }
     let shape = |k: usize| {
         obstacles
             .statics

@@ -95,6 +95,7 @@ macro_rules! world_of {
             max_radius: $crowd.largest_radius,
             ways: &$crowd.ways,
             shape_grid: $crowd.shape_grid.as_ref(),
+            moving_grid: $crowd.moving_grid.as_ref(),
             #[cfg(test)]
             sense_whole_box: $crowd.sense_whole_box,
         }
@@ -114,6 +115,7 @@ macro_rules! commit_world_of {
                 static_bounds: &$crowd.static_bounds,
                 moving: &$crowd.moving,
                 grid: $crowd.shape_grid.as_ref(),
+                moving_grid: $crowd.moving_grid.as_ref(),
             },
             goals: &$crowd.goals,
             stuck_after: $crowd.settings.stuck_after,
@@ -538,6 +540,10 @@ pub struct Crowd {
     sharing: ShareTuner,
     /// Moving obstacles of the current step, with their bounding boxes.
     moving: Vec<(Shape, (DVec2, DVec2))>,
+    /// The moving obstacles' boxes on a grid, where there are at least `guard::SHAPE_GRID_MIN`
+    /// (built as they are set): sensing and the collision guard then look up those near an
+    /// agent instead of scanning them all for each agent.
+    moving_grid: Option<ShapeGrid>,
     /// The step under way, between phases.
     in_flight: Option<Box<InFlight>>,
     /// Each planning agent's [`Way`] as the step started (what neighbours read of each other
@@ -683,6 +689,7 @@ impl Crowd {
             warm: WarmWorkers::default(),
             sharing: ShareTuner::default(),
             moving: Vec::new(),
+            moving_grid: None,
             in_flight: None,
             ways: Vec::new(),
             #[cfg(test)]

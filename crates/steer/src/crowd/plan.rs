@@ -16,7 +16,7 @@ use super::{
 };
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
-use crate::local_map::{NeighbourStamping, lattice_cell};
+use crate::local_map::{LocalMap, NeighbourStamping, lattice_cell};
 use crate::static_raster::{StaticRaster, boxes_overlap};
 
 /// How far (m) a sensing agent first looks for the nearest agent, before the whole sensing box.
@@ -48,6 +48,8 @@ pub(super) struct World<'a> {
     pub(super) ways: &'a [Option<Way>],
     /// The static shapes' boxes on a grid, where there are many (see `Crowd::shape_grid`).
     pub(super) shape_grid: Option<&'a ShapeGrid>,
+    /// The moving shapes' boxes on a grid, where there are many (see `Crowd::moving_grid`).
+    pub(super) moving_grid: Option<&'a ShapeGrid>,
     #[cfg(test)]
     pub(super) sense_whole_box: bool,
 }
@@ -83,6 +85,29 @@ impl World<'_> {
             let (slo, shi) = self.static_bounds[k];
             boxes_overlap(lo, hi, slo, shi).then_some(&self.statics[k])
         })
+    }
+
+    /// The moving shapes whose boxes meet the box `lo..hi`, as [`Self::statics_meeting`]
+    /// gives the static ones (from the moving grid where there is one, a shape then perhaps
+    /// more than once).
+    fn moving_meeting(
+        &self,
+        lo: DVec2,
+        hi: DVec2,
+    ) -> impl Iterator<Item = &(Shape, (DVec2, DVec2))> + '_ {
+        let all = self
+            .moving_grid
+            .is_none()
+            .then_some(0..self.moving.len())
+            .into_iter()
+            .flatten();
+        let near = self
+            .moving_grid
+            .into_iter()
+            .flat_map(move |grid| grid.candidates(lo, hi));
+        all.chain(near)
+            .map(|k| &self.moving[k])
+            .filter(move |(_, (slo, shi))| boxes_overlap(lo, hi, *slo, *shi))
     }
 
     /// Prepares one agent's step from the snapshot (as `hash` indexed it): everything up to
@@ -177,6 +202,7 @@ impl World<'_> {
             ids: indices,
             skipped,
             kept,
+            shapes,
         } = scratch;
         neighbours.clear();
         indices.clear();
@@ -250,8 +276,10 @@ impl World<'_> {
                     slots.dvis,
                     agent.params.radius,
                     neighbours,
-                    |lo, hi| self.statics_meeting(lo, hi),
-                    self.moving,
+                    |lo, hi| {
+                        let moving = self.moving_meeting(lo, hi).map(|(s, _)| s);
+                        self.statics_meeting(lo, hi).chain(moving)
+                    },
                     |q| self.in_sight(pos, q),
                 ) =>
             {
@@ -319,10 +347,26 @@ impl World<'_> {
                 }
             }
         }
-        for (shape, (slo, shi)) in self.moving {
-            let grow = DVec2::splat(radius);
+        // Moving shapes whose boxes, grown by the radius, meet the window (looked up a little
+        // wider on the moving grid, each once, in increasing order; the same test picks them).
+        let grow = DVec2::splat(radius);
+        let stamp_moving = |local: &mut LocalMap, (shape, (slo, shi)): &(Shape, (DVec2, DVec2))| {
             if boxes_overlap(*slo - grow, *shi + grow, lo, hi) {
                 local.stamp_obstacle(shape, radius, coverage);
+            }
+        };
+        match self.moving_grid {
+            Some(grid) => {
+                let wider = DVec2::splat(radius * (1.0 + 1e-9) + 1e-9);
+                grid.near(lo - wider, hi + wider, shapes);
+                for &k in shapes.iter() {
+                    stamp_moving(local, &self.moving[k as usize]);
+                }
+            }
+            None => {
+                for moving in self.moving {
+                    stamp_moving(local, moving);
+                }
             }
         }
         match disc_raster {
@@ -467,12 +511,19 @@ impl World<'_> {
             }
         };
         let mut extent: f64 = 0.0;
-        for (shape, bounds) in self.moving.iter().map(|(s, b)| (s, b)).chain(
-            on_obstacle
-                .then_some(self.statics.iter().zip(self.static_bounds))
-                .into_iter()
-                .flatten(),
-        ) {
+        // (Moving shapes whose boxes meet the disc's box, a little wider: the test below
+        // picks among them as among all.)
+        let disc = DVec2::splat(radius * (1.0 + 1e-9) + 1e-9);
+        for (shape, bounds) in self
+            .moving_meeting(pos - disc, pos + disc)
+            .map(|(s, b)| (s, b))
+            .chain(
+                on_obstacle
+                    .then_some(self.statics.iter().zip(self.static_bounds))
+                    .into_iter()
+                    .flatten(),
+            )
+        {
             if overlaps(shape, bounds) {
                 extent = extent.max((bounds.1 - bounds.0).length());
             }
@@ -607,6 +658,8 @@ pub(super) struct Neighbours {
     pub(super) skipped: Vec<(DVec2, f64)>,
     /// The other discs that may reach its map's update zone, when it leaves some out.
     pub(super) kept: Vec<(DVec2, f64)>,
+    /// Moving shapes the moving grid offers near its window.
+    pub(super) shapes: Vec<u32>,
 }
 
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).
@@ -617,8 +670,7 @@ fn something_ahead<'s, I: Iterator<Item = &'s Shape>>(
     dvis: f64,
     radius: f64,
     neighbours: &[(DVec2, f64)],
-    statics_meeting: impl Fn(DVec2, DVec2) -> I,
-    moving: &'s [(Shape, (DVec2, DVec2))],
+    shapes_meeting: impl Fn(DVec2, DVec2) -> I,
     in_sight: impl Fn(DVec2) -> bool,
 ) -> bool {
     let Some(f) = facing.try_normalize() else {
@@ -638,14 +690,7 @@ fn something_ahead<'s, I: Iterator<Item = &'s Shape>>(
     let end = pos + f * dvis;
     let grow = DVec2::splat(radius + 1e-3);
     let (lo, hi) = (pos.min(end) - grow, pos.max(end) + grow);
-    let near: Vec<&Shape> = statics_meeting(lo, hi)
-        .chain(
-            moving
-                .iter()
-                .filter(|(_, (slo, shi))| boxes_overlap(*slo, *shi, lo, hi))
-                .map(|(s, _)| s),
-        )
-        .collect();
+    let near: Vec<&Shape> = shapes_meeting(lo, hi).collect();
     if near.is_empty() {
         return false;
     }

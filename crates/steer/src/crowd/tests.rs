@@ -448,9 +448,9 @@ fn four_pillars() -> Vec<Shape> {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
-    /// The guard shortens a step by the same bits whether it finds the static shapes near
-    /// the step on their grid or by scanning them all: shapes inside the world, across its
-    /// edge and beyond it, steps from anywhere near them.
+    /// The guard shortens a step by the same bits whether it finds the static and moving
+    /// shapes near the step on their grids or by scanning them all: shapes inside the world,
+    /// across its edge and beyond it (every other one moving), steps from anywhere near them.
     #[test]
     fn the_guard_step_is_the_same_on_the_shape_grid(
         shapes in proptest::collection::vec(
@@ -462,7 +462,7 @@ proptest::proptest! {
             40,
         ),
     ) {
-        let statics: Vec<Shape> = shapes
+        let all: Vec<Shape> = shapes
             .iter()
             .map(|&(x, y, r, disc)| {
                 let c = DVec2::new(x, y);
@@ -473,8 +473,17 @@ proptest::proptest! {
                 }
             })
             .collect();
+        let statics: Vec<Shape> = all.iter().step_by(2).cloned().collect();
+        let moving: Vec<(Shape, (DVec2, DVec2))> = all
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|s| (s.clone(), s.bounds().unwrap()))
+            .collect();
         let bounds: Vec<(DVec2, DVec2)> = statics.iter().map(|s| s.bounds().unwrap()).collect();
+        let moving_bounds: Vec<(DVec2, DVec2)> = moving.iter().map(|(_, b)| *b).collect();
         let grid = ShapeGrid::new(&bounds, DVec2::ZERO, DVec2::splat(30.0));
+        let moving_grid = ShapeGrid::new(&moving_bounds, DVec2::ZERO, DVec2::splat(30.0));
         let hash = AgentGrid::build(&[], 1.0);
         let mut shortened = 0;
         for &(pick, angle, gap, len) in &steps {
@@ -484,11 +493,17 @@ proptest::proptest! {
             let start = DVec2::new(x, y) + out * (r + 0.3 + gap);
             let step = -out * len;
             let mut scratch = GuardScratch::default();
-            let mut guarded = |grid: Option<&ShapeGrid>| {
-                let obstacles = Obstacles { statics: &statics, static_bounds: &bounds, moving: &[], grid };
+            let mut guarded = |grid: Option<&ShapeGrid>, moving_grid: Option<&ShapeGrid>| {
+                let obstacles = Obstacles {
+                    statics: &statics,
+                    static_bounds: &bounds,
+                    moving: &moving,
+                    grid,
+                    moving_grid,
+                };
                 guard_step(start, step, 0.3, 0, &[], &hash, 0.0, &[], obstacles, &mut scratch)
             };
-            let (on_grid, scanned) = (guarded(Some(&grid)), guarded(None));
+            let (on_grid, scanned) = (guarded(Some(&grid), Some(&moving_grid)), guarded(None, None));
             proptest::prop_assert_eq!(on_grid, scanned, "from {} by {}", start, step);
             shortened += usize::from(scanned != step);
         }
