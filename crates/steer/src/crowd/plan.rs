@@ -339,13 +339,30 @@ impl World<'_> {
             Some(raster) => {
                 local.stamp_lattice(raster);
             }
-            None => {
-                for shape in self.statics {
-                    if shape_near(shape, lo, hi, radius) {
-                        local.stamp_obstacle(shape, radius, coverage);
+            // No raster for this agent's key (more keys than rasters): the shapes near the
+            // window, each once, from the shape grid where there is one (its boxes within the
+            // reach `shape_near` tests, a little wider), all of them otherwise.
+            None => match self.shape_grid {
+                Some(grid) => {
+                    let centre = (lo + hi) * 0.5;
+                    let reach = (hi - lo).length() * 0.5 + radius;
+                    let wider = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
+                    grid.near(centre - wider, centre + wider, shapes);
+                    for &k in shapes.iter() {
+                        let shape = &self.statics[k as usize];
+                        if shape_near(shape, lo, hi, radius) {
+                            local.stamp_obstacle(shape, radius, coverage);
+                        }
                     }
                 }
-            }
+                None => {
+                    for shape in self.statics {
+                        if shape_near(shape, lo, hi, radius) {
+                            local.stamp_obstacle(shape, radius, coverage);
+                        }
+                    }
+                }
+            },
         }
         // Moving shapes whose boxes, grown by the radius, meet the window (looked up a little
         // wider on the moving grid, each once, in increasing order; the same test picks them).
