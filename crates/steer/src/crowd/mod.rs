@@ -1440,7 +1440,7 @@ fn keys_by_population<'a>(agents: impl Iterator<Item = &'a Agent>) -> Vec<KeyCou
         keys[k].count += 1;
     }
     // Stable: equal counts keep their first appearance's order.
-    keys.sort_by(|a, b| b.count.cmp(&a.count));
+    keys.sort_by_key(|k| std::cmp::Reverse(k.count));
     keys
 }
 
