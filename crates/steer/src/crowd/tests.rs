@@ -295,6 +295,58 @@ fn a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps() {
     assert!(wall.distance(end).unwrap() >= radius, "out at {end}");
 }
 
+/// Rasters go to the keys most agents share: with 40 walkers of 40 radii spawned before 200 of
+/// one radius, the 200 get a static raster and a step's disc raster, the 40 static rasters as
+/// far as the 32 go (the first 31 in id order) and no disc raster.
+#[test]
+fn rasters_go_to_the_keys_most_agents_share() {
+    let mut crowd = Crowd::new(
+        CrowdSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(60.0, 60.0),
+            ..Default::default()
+        },
+        four_pillars(),
+    )
+    .unwrap();
+    let goal = crowd
+        .add_goal(Shape::Disc {
+            centre: DVec2::new(58.0, 30.0),
+            radius: 0.5,
+        })
+        .unwrap();
+    let spawn = |crowd: &mut Crowd, k: usize, radius: f64| {
+        let at = DVec2::new(30.0 + 1.2 * (k % 20) as f64, 30.0 + 1.2 * (k / 20) as f64);
+        crowd
+            .spawn(AgentParams {
+                position: at,
+                radius,
+                goals: vec![goal],
+                ..Default::default()
+            })
+            .unwrap();
+    };
+    for k in 0..40 {
+        spawn(&mut crowd, k, 0.3 + 0.002 * k as f64);
+    }
+    for k in 40..240 {
+        spawn(&mut crowd, k, 0.25);
+    }
+    let common = raster_key(&LocalMapSettings::default(), 0.25);
+    let (snapshot, _) = crowd.snapshot();
+    crowd.update_rasters();
+    assert_eq!(crowd.rasters.len(), MAX_STATIC_RASTERS);
+    assert_eq!(crowd.rasters[0].0, common);
+    let rare = |k: usize| raster_key(&LocalMapSettings::default(), 0.3 + 0.002 * k as f64);
+    for k in 0..MAX_STATIC_RASTERS - 1 {
+        assert_eq!(crowd.rasters[k + 1].0, rare(k), "raster {}", k + 1);
+    }
+    let discs = crowd.disc_rasters(&snapshot, Vec::new());
+    let keys: Vec<RasterKey> = discs.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, vec![common]);
+    assert!(discs[0].1.has_statics());
+}
+
 /// Both ways of answering a query (walking cells, walking buckets) find the same points,
 /// in increasing index order.
 #[test]
