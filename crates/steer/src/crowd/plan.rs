@@ -398,9 +398,9 @@ impl World<'_> {
                     let limit = |r: f64| zone + map.cell_size + r + radius;
                     // Sorted without a branch on each neighbour (as likely left out as not,
                     // a branch would mispredict about half the time): each is written to the
-                    // end of both lists and counted in one of them at most. 5–8 % more
-                    // agent-steps a second in the circles of 250 and the forest with the
-                    // option (docs/steering.md, *Walkers going the same way*).
+                    // end of both lists and counted in one of them at most. 4–9 % more
+                    // agent-steps a second on two threads in the circles of 250 and the forest
+                    // with the option (docs/steering.md, *Walkers going the same way*).
                     let (mut n_skipped, mut n_kept) = (0, 0);
                     hash.for_each_run_near(pos, limit(self.max_radius), |ids, points| {
                         let blank = (DVec2::ZERO, 0.0);
@@ -675,7 +675,7 @@ pub(super) struct Neighbours {
     pub(super) skipped: Vec<(DVec2, f64)>,
     /// The other discs that may reach its map's update zone, when it leaves some out.
     pub(super) kept: Vec<(DVec2, f64)>,
-    /// Moving shapes the moving grid offers near its window.
+    /// Shapes (static or moving) a shape grid offers near its window.
     pub(super) shapes: Vec<u32>,
 }
 
