@@ -1278,6 +1278,15 @@ impl Crowd {
             self.settings.min - DVec2::splat(reach),
             self.settings.max + DVec2::splat(reach),
         );
+        // Nothing to build while every agent's key has its raster (the usual step), or no
+        // raster is left to give.
+        let missing = |a: &Agent| {
+            let key = raster_key(&a.params.local_map, a.params.radius);
+            !self.rasters.iter().any(|(k, _)| *k == key)
+        };
+        if self.rasters.len() >= MAX_STATIC_RASTERS || !self.agents.iter().flatten().any(missing) {
+            return;
+        }
         for KeyCount {
             key, cell, radius, ..
         } in keys_by_population(self.agents.iter().flatten())
@@ -1423,18 +1432,32 @@ const DISC_RASTER_SHARE: usize = 32;
 /// The raster keys of `agents`, the most shared first (ties in order of first appearance), so
 /// that the rasters the crowd can afford go to the keys most agents read.
 fn keys_by_population<'a>(agents: impl Iterator<Item = &'a Agent>) -> Vec<KeyCount> {
+    // Crowds usually have a key or a few: found by a scan, with a hash index only once there
+    // are more (every step asks this, and a hash map costs small crowds an allocation).
+    const SCANNED: usize = 8;
     let mut keys: Vec<KeyCount> = Vec::new();
     let mut index: std::collections::HashMap<RasterKey, usize> = std::collections::HashMap::new();
     for agent in agents {
         let (cell, radius) = (agent.params.local_map.cell_size, agent.params.radius);
         let key = raster_key(&agent.params.local_map, radius);
-        let k = *index.entry(key).or_insert_with(|| {
+        let found = if keys.len() <= SCANNED {
+            keys.iter().position(|k| k.key == key)
+        } else {
+            if index.is_empty() {
+                index.extend(keys.iter().enumerate().map(|(k, c)| (c.key, k)));
+            }
+            index.get(&key).copied()
+        };
+        let k = found.unwrap_or_else(|| {
             keys.push(KeyCount {
                 key,
                 cell,
                 radius,
                 count: 0,
             });
+            if !index.is_empty() {
+                index.insert(key, keys.len() - 1);
+            }
             keys.len() - 1
         });
         keys[k].count += 1;
