@@ -447,6 +447,10 @@ impl DiscCounter {
         if !crop.affordable(self.discs) {
             return None;
         }
+        if crop.frame == frame {
+            // A crowd spread over the whole frame keeps all of it: nothing to copy.
+            return Some(r);
+        }
         let (counts, covered) = crop.copy(frame, &r.counts, &r.covered);
         let (first, width, height) = crop.frame;
         Some(DiscRaster {
