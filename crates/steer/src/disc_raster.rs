@@ -78,12 +78,13 @@ impl DiscRaster {
         // A disc counts when its centre and its grown radius are finite and not negative.
         let finite =
             |q: DVec2, r: f64| q.is_finite() && (r + inflation).is_finite() && r + inflation >= 0.0;
-        let (mut lo, mut hi) = (DVec2::INFINITY, DVec2::NEG_INFINITY);
+        let (mut lo, mut hi, mut count) = (DVec2::INFINITY, DVec2::NEG_INFINITY, 0usize);
         for &(q, r) in discs.iter().flatten() {
             if finite(q, r) {
                 let reach = DVec2::splat(r + inflation);
                 lo = lo.min(q - reach);
                 hi = hi.max(q + reach);
+                count += 1;
             }
         }
         if !(lo.is_finite() && hi.is_finite() && cell > 0.0 && inflation.is_finite()) {
@@ -94,7 +95,13 @@ impl DiscRaster {
         let (x1, y1) = (to_cell(hi.x) + 1.0, to_cell(hi.y) + 1.0);
         let (w, h) = (x1 - x0 + 1.0, y1 - y0 + 1.0);
         let in_range = |v: f64| v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX);
-        if !([x0, x1, y0, y1].into_iter().all(in_range) && w * h <= MAX_CELLS as f64) {
+        // A crowd spread thin over a large world would have each step clear a grid of many
+        // cells per disc (a 400 m world of 100 walkers: 600,000 cells, a fresh mapping and
+        // page faults each step): its agents stamp their few neighbours one by one instead,
+        // the same cells.
+        let affordable = w * h <= (64 * count + 65_536) as f64;
+        if !([x0, x1, y0, y1].into_iter().all(in_range) && w * h <= MAX_CELLS as f64 && affordable)
+        {
             return None;
         }
         let grown: Vec<(DVec2, f64)> = discs
@@ -664,6 +671,21 @@ mod tests {
         }
         let wide = DiscRaster::build(&discs, cell, inflation, Some(&statics), 200.0).unwrap();
         assert_eq!((wide.first, wide.width, wide.height), (sf, sw, sh));
+    }
+
+    /// A crowd spread thin over a large world gets no raster (its agents stamp their few
+    /// neighbours one by one): two discs 300 m apart would need about 360,000 cells, beyond 64 a disc
+    /// and 65,536; 10 m apart they get one, of 25 × 5 cells.
+    #[test]
+    fn a_thin_crowd_over_a_large_world_gets_no_raster() {
+        let apart = |d: f64| [Some((DVec2::ZERO, 0.25)), Some((DVec2::new(d, d), 0.25))];
+        assert!(DiscRaster::build(&apart(300.0), 0.5, 0.25, None, f64::INFINITY).is_none());
+        let near = [
+            Some((DVec2::ZERO, 0.25)),
+            Some((DVec2::new(10.0, 0.0), 0.25)),
+        ];
+        let raster = DiscRaster::build(&near, 0.5, 0.25, None, f64::INFINITY).unwrap();
+        assert_eq!((raster.width, raster.height), (25, 5));
     }
 
     /// A run sets exactly its own bits, within a word and across words, and keeps the bits
