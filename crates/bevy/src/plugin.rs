@@ -514,17 +514,15 @@ fn advance(phase: StepPhase) -> impl FnMut(Res<CrowdfieldSettings>, ResMut<Crowd
     }
 }
 
-/// Every registered agent's position before the step's commit, by crowd id.
-fn positions_before(world: &CrowdWorld) -> Vec<Option<Vec2>> {
+/// Every live agent's position before the step's commit, in id order (only live agents: a
+/// game that keeps spawning and despawning agents must not pay for every id ever given).
+fn positions_before(world: &CrowdWorld) -> Vec<(AgentId, Vec2)> {
     let Some(crowd) = world.crowd() else {
         return Vec::new();
     };
-    (0..world.by_agent.len())
-        .map(|i| {
-            crowd
-                .agent(AgentId(i as u32))
-                .map(|a| a.position().as_vec2())
-        })
+    crowd
+        .agents()
+        .map(|(id, a)| (id, a.position().as_vec2()))
         .collect()
 }
 
@@ -563,15 +561,17 @@ fn commit_step(
     };
     let crowd = world.crowd().expect("stepped above");
     let hz = 1.0 / settings.planner_period() as f32;
-    for (i, entity) in world.by_agent.iter().enumerate() {
-        let (Some(entity), Some(agent)) = (entity, crowd.agent(AgentId(i as u32))) else {
+    for (id, agent) in crowd.agents() {
+        let Some(entity) = world.entity(id) else {
             continue;
         };
-        let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(*entity) else {
+        let Ok((mut state, mut plan, mut velocity)) = agents.get_mut(entity) else {
             continue;
         };
         let to = agent.position().as_vec2();
-        let from = before.get(i).copied().flatten().unwrap_or(to);
+        let from = before
+            .binary_search_by_key(&id, |(i, _)| *i)
+            .map_or(to, |k| before[k].1);
         *plan = AgentPlan {
             from,
             to,

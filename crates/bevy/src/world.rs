@@ -44,10 +44,11 @@ pub struct CrowdWorld {
     pub(crate) moving: Vec<Shape>,
     pub(crate) last_report: StepReport,
     /// A step the `Sensing` set ran on through its commit ([`CrowdfieldSettings::fuse_motion`]):
-    /// every agent's position before it, by crowd id, and its report, for the `Motion` set.
+    /// every live agent's position before it, in id order, and its report, for the `Motion`
+    /// set.
     ///
     /// [`CrowdfieldSettings::fuse_motion`]: crate::CrowdfieldSettings::fuse_motion
-    pub(crate) fused: Option<(Vec<Option<Vec2>>, StepReport)>,
+    pub(crate) fused: Option<(Vec<(AgentId, Vec2)>, StepReport)>,
     pub(crate) last_step_time: Duration,
     pub(crate) step_started: Option<std::time::Instant>,
 }

@@ -45,7 +45,7 @@ pub enum SteerError {
         x: f64,
         /// y.
         y: f64,
-        /// Index of the other agent.
+        /// Id of the other agent.
         other: u32,
     },
     /// Every cell of the goal lies inside (inflated) obstacles.
@@ -60,6 +60,9 @@ pub enum SteerError {
     /// An agent id that does not exist (never spawned, or removed).
     #[error("unknown agent {0}")]
     UnknownAgent(u32),
+    /// Every agent id (2³² of them, never reused) has been given out.
+    #[error("no agent id left to give")]
+    TooManyAgents,
     /// An agent's step would be longer than one local cell and could jump over a stamped agent.
     #[error("max step {max_step} exceeds one local cell ({cell_size})")]
     StepTooLong {

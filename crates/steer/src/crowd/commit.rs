@@ -130,6 +130,8 @@ pub(super) struct CommitWorld<'a> {
     pub(super) obstacles: Obstacles<'a>,
     pub(super) goals: &'a [Goal],
     pub(super) stuck_after: u32,
+    /// Each slot's agent id.
+    pub(super) ids: &'a [u32],
 }
 
 /// Commits agent `i`'s plan (none: nothing to do) through the collision guard against the
@@ -145,7 +147,7 @@ pub(super) fn commit_agent(
     report: &mut StepReport,
 ) {
     let Some(plan) = plan else { return };
-    let id = AgentId(i as u32);
+    let id = AgentId(w.ids[i]);
     // Removed while the step was under way: its plan is dropped.
     let Some(agent) = slot.as_mut() else {
         committed[i] = None;

@@ -347,6 +347,65 @@ fn rasters_go_to_the_keys_most_agents_share() {
     assert!(discs[0].1.has_statics());
 }
 
+/// Removed agents' slots are dropped between steps once they outnumber the live agents: the
+/// walkers keep their ids and walk exactly as in a crowd that never held the removed ones,
+/// removed ids stay unknown, and the next agent spawned gets a new id, never a dropped one.
+#[test]
+fn removed_agents_slots_are_dropped_and_ids_kept() {
+    let build = |dummies: usize| {
+        let mut crowd = busy_plaza(Vec::new(), LocalPrecision::F32Complement);
+        let walkers: Vec<AgentId> = crowd.agents().map(|(id, _)| id).collect();
+        // Spawned and removed one after another, on a spot the walkers do not reach.
+        let removed: Vec<AgentId> = (0..dummies)
+            .map(|_| {
+                let id = crowd
+                    .spawn(AgentParams {
+                        position: DVec2::new(12.0, 23.5),
+                        goals: vec![],
+                        ..Default::default()
+                    })
+                    .unwrap();
+                crowd.remove(id).unwrap();
+                id
+            })
+            .collect();
+        (crowd, walkers, removed)
+    };
+    let (mut plain, walkers, _) = build(0);
+    let (mut thinned, same, removed) = build(DEAD_SLOTS + walkers.len() + 10);
+    assert_eq!(walkers, same);
+    assert!(thinned.agents.len() > DEAD_SLOTS);
+    let at = |c: &Crowd| -> Vec<(AgentId, [u64; 2])> {
+        c.agents()
+            .map(|(id, a)| (id, a.position().to_array().map(f64::to_bits)))
+            .collect()
+    };
+    for step in 0..20 {
+        plain.step();
+        thinned.step();
+        assert_eq!(at(&plain), at(&thinned), "step {step}");
+    }
+    assert_eq!(
+        thinned.agents.len(),
+        thinned.agents().count(),
+        "slots dropped"
+    );
+    assert!(thinned.agent(removed[0]).is_none());
+    assert!(matches!(
+        thinned.remove(removed[5]),
+        Err(SteerError::UnknownAgent(_))
+    ));
+    let next = thinned
+        .spawn(AgentParams {
+            position: DVec2::new(12.0, 23.5),
+            goals: vec![],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(next.0, removed.last().unwrap().0 + 1);
+    assert!(thinned.agent(next).is_some());
+}
+
 /// Both ways of answering a query (walking cells, walking buckets) find the same points,
 /// in increasing index order.
 #[test]
