@@ -502,15 +502,16 @@ impl Cropped {
         if !(first.cmpge(sf).all() && last.cmple(sl).all() && first.cmple(last).all()) {
             return None;
         }
-        // A cell of margin beyond the reach; the whole frame where the reach is not finite.
+        // A cell of margin beyond the reach; the whole frame where the reach is not finite or
+        // negative (nonsense, and keeping everything is always right).
         let reach = (window / cell).ceil() + 1.0;
         let margin = if reach.is_finite() && reach >= 0.0 {
             reach.min(f64::from(i32::MAX / 4)) as i32
         } else {
             i32::MAX / 4
         };
-        let lo = (first - IVec2::splat(margin)).max(sf);
-        let hi = (last + IVec2::splat(margin)).min(sl);
+        let lo = first.saturating_sub(IVec2::splat(margin)).max(sf);
+        let hi = last.saturating_add(IVec2::splat(margin)).min(sl);
         // Columns from the start of the frame's word that holds the first one; whole rows
         // where that keeps half of them or more (rows then copy as one block).
         let x0 = sf.x + (lo.x - sf.x) / 64 * 64;

@@ -118,6 +118,29 @@ impl ShapeGrid {
     }
 }
 
+/// Appends to `close` the shapes of one kind (`count` of them, their indices shifted by
+/// `offset`) that `keep` keeps, with the distance it gives (0 where the distance is an error),
+/// in increasing index order: the candidates `grid` offers for the box `query` where there is a
+/// grid (a superset of the shapes whose boxes meet it, in increasing order; `keep` picks among
+/// them as among all), all of them otherwise.
+fn add_close(
+    close: &mut Vec<(usize, f64)>,
+    offered: &mut Vec<u32>,
+    grid: Option<&ShapeGrid>,
+    (count, offset): (usize, usize),
+    (lo, hi): (DVec2, DVec2),
+    keep: impl Fn(usize) -> Option<Result<f64, crowdfield_field::FieldError>>,
+) {
+    let kept = |k: usize| keep(k).map(|d| (offset + k, d.unwrap_or(0.0)));
+    match grid {
+        Some(grid) => {
+            grid.near(lo, hi, offered);
+            close.extend(offered.iter().filter_map(|&k| kept(k as usize)));
+        }
+        None => close.extend((0..count).filter_map(kept)),
+    }
+}
+
 /// The collision guard's buffers, reused from agent to agent through a commit.
 #[derive(Default)]
 pub(super) struct GuardScratch {
@@ -187,58 +210,28 @@ pub(super) fn guard_step(
     };
     let close = &mut scratch.close;
     close.clear();
-    match obstacles.grid {
-        // The same shapes in the same order as the scan below: the grid offers a superset of
-        // the statics within reach, in increasing index order, and the same test picks them.
-        Some(grid) => {
-            let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
-            grid.near(start - r, start + r, &mut scratch.offered);
-            close.extend(
-                scratch
-                    .offered
-                    .iter()
-                    .map(|&k| k as usize)
-                    .filter(|&k| within(&obstacles.static_bounds[k]))
-                    .map(|k| (k, obstacles.statics[k].distance(start).unwrap_or(0.0))),
-            );
-        }
-        None => close.extend(
-            obstacles
-                .statics
-                .iter()
-                .zip(obstacles.static_bounds)
-                .enumerate()
-                .filter(|(_, (_, b))| within(b))
-                .map(|(k, (s, _))| (k, s.distance(start).unwrap_or(0.0))),
-        ),
-    }
+    let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
+    let query = (start - r, start + r);
     let statics = obstacles.statics.len();
-    match obstacles.moving_grid {
-        // As for the statics: a superset in increasing order, the same test.
-        Some(grid) => {
-            let r = DVec2::splat(reach * (1.0 + 1e-9) + 1e-9);
-            grid.near(start - r, start + r, &mut scratch.offered);
-            close.extend(
-                scratch
-                    .offered
-                    .iter()
-                    .map(|&k| k as usize)
-                    .filter(|&k| within(&obstacles.moving[k].1))
-                    .map(|k| {
-                        let distance = obstacles.moving[k].0.distance(start);
-                        (statics + k, distance.unwrap_or(0.0))
-                    }),
-            );
-        }
-        None => close.extend(
-            obstacles
-                .moving
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, b))| within(b))
-                .map(|(k, (s, _))| (statics + k, s.distance(start).unwrap_or(0.0))),
-        ),
-    }
+    add_close(
+        close,
+        &mut scratch.offered,
+        obstacles.grid,
+        (statics, 0),
+        query,
+        |k| within(&obstacles.static_bounds[k]).then(|| obstacles.statics[k].distance(start)),
+    );
+    add_close(
+        close,
+        &mut scratch.offered,
+        obstacles.moving_grid,
+        (obstacles.moving.len(), statics),
+        query,
+        |k| {
+            let (shape, bounds) = &obstacles.moving[k];
+            within(bounds).then(|| shape.distance(start))
+        },
+    );
     let shape = |k: usize| {
         obstacles
             .statics

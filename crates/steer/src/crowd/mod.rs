@@ -970,16 +970,11 @@ impl Crowd {
         if dead <= DEAD_SLOTS || dead <= live || self.in_flight.is_some() {
             return;
         }
-        let mut ids = self.ids.iter();
-        let mut kept_ids = Vec::with_capacity(live);
-        self.agents.retain(|a| {
-            let id = *ids.next().expect("a slot has an id");
-            if a.is_some() {
-                kept_ids.push(id);
-            }
-            a.is_some()
-        });
-        self.ids = kept_ids;
+        let slots = std::mem::take(&mut self.agents).into_iter();
+        (self.agents, self.ids) = slots
+            .zip(std::mem::take(&mut self.ids))
+            .filter(|(agent, _)| agent.is_some())
+            .unzip();
         self.spawn_index = None;
         // Counted from slots that have moved.
         self.ahead = None;

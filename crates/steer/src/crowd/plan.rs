@@ -71,17 +71,7 @@ impl World<'_> {
     /// otherwise. Sensing asks this of every agent with a look ahead or sight, so a world of
     /// many static shapes must not cost each of them a pass over all the shapes.
     fn statics_meeting(&self, lo: DVec2, hi: DVec2) -> impl Iterator<Item = &Shape> + '_ {
-        let all = self
-            .shape_grid
-            .is_none()
-            .then_some(0..self.statics.len())
-            .into_iter()
-            .flatten();
-        let near = self
-            .shape_grid
-            .into_iter()
-            .flat_map(move |grid| grid.candidates(lo, hi));
-        all.chain(near).filter_map(move |k| {
+        candidates(self.shape_grid, self.statics.len(), lo, hi).filter_map(move |k| {
             let (slo, shi) = self.static_bounds[k];
             boxes_overlap(lo, hi, slo, shi).then_some(&self.statics[k])
         })
@@ -95,17 +85,7 @@ impl World<'_> {
         lo: DVec2,
         hi: DVec2,
     ) -> impl Iterator<Item = &(Shape, (DVec2, DVec2))> + '_ {
-        let all = self
-            .moving_grid
-            .is_none()
-            .then_some(0..self.moving.len())
-            .into_iter()
-            .flatten();
-        let near = self
-            .moving_grid
-            .into_iter()
-            .flat_map(move |grid| grid.candidates(lo, hi));
-        all.chain(near)
+        candidates(self.moving_grid, self.moving.len(), lo, hi)
             .map(|k| &self.moving[k])
             .filter(move |(_, (slo, shi))| boxes_overlap(lo, hi, *slo, *shi))
     }
@@ -677,6 +657,19 @@ pub(super) struct Neighbours {
     pub(super) kept: Vec<(DVec2, f64)>,
     /// Shapes (static or moving) a shape grid offers near its window.
     pub(super) shapes: Vec<u32>,
+}
+
+/// Indices of shapes whose boxes may meet the box `lo..hi`: the candidates `grid` offers where
+/// there is one (a shape may come more than once), all `0..count` otherwise.
+fn candidates(
+    grid: Option<&ShapeGrid>,
+    count: usize,
+    lo: DVec2,
+    hi: DVec2,
+) -> impl Iterator<Item = usize> + '_ {
+    let all = grid.is_none().then_some(0..count).into_iter().flatten();
+    let near = grid.into_iter().flat_map(move |g| g.candidates(lo, hi));
+    all.chain(near)
 }
 
 /// Whether any neighbour in sight or any obstacle lies within `dvis` ahead (a 120° cone).

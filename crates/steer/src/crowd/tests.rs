@@ -225,6 +225,23 @@ fn each_obstacle_coverage_reads_its_own_static_raster() {
     assert_eq!(door_cell(touch, 15.25), Some(CellKind::Obstacle));
 }
 
+/// A crowd over `[0, max]` with `statics`, and a goal disc of 0.5 m at `goal`.
+fn world_with_goal(max: DVec2, statics: Vec<Shape>, goal: DVec2) -> (Crowd, GoalId) {
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max,
+        ..Default::default()
+    };
+    let mut crowd = Crowd::new(settings, statics).unwrap();
+    let id = crowd
+        .add_goal(Shape::Disc {
+            centre: goal,
+            radius: 0.5,
+        })
+        .unwrap();
+    (crowd, id)
+}
+
 /// The overlap check reads the goal's map where a `Centre` static raster leaves the agent's
 /// cell free. A walker 0.2 m east of its lattice cell's centre, with a wall added 0.15 m
 /// further east, overlaps the wall by 0.1 m, but the cell's centre lies 0.35 m from the wall,
@@ -234,21 +251,8 @@ fn each_obstacle_coverage_reads_its_own_static_raster() {
 /// usual (which happens to lead out too, so a whole step could not tell the two apart).
 #[test]
 fn a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps() {
-    let mut crowd = Crowd::new(
-        CrowdSettings {
-            min: DVec2::ZERO,
-            max: DVec2::new(20.0, 10.0),
-            ..Default::default()
-        },
-        Vec::new(),
-    )
-    .unwrap();
-    let goal = crowd
-        .add_goal(Shape::Disc {
-            centre: DVec2::new(18.0, 5.25),
-            radius: 0.5,
-        })
-        .unwrap();
+    let (mut crowd, goal) =
+        world_with_goal(DVec2::new(20.0, 10.0), Vec::new(), DVec2::new(18.0, 5.25));
     let at = DVec2::new(4.45, 5.25);
     let id = crowd
         .spawn(AgentParams {
@@ -300,21 +304,8 @@ fn a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps() {
 /// far as the 32 go (the first 31 in id order) and no disc raster.
 #[test]
 fn rasters_go_to_the_keys_most_agents_share() {
-    let mut crowd = Crowd::new(
-        CrowdSettings {
-            min: DVec2::ZERO,
-            max: DVec2::new(60.0, 60.0),
-            ..Default::default()
-        },
-        four_pillars(),
-    )
-    .unwrap();
-    let goal = crowd
-        .add_goal(Shape::Disc {
-            centre: DVec2::new(58.0, 30.0),
-            radius: 0.5,
-        })
-        .unwrap();
+    let (mut crowd, goal) =
+        world_with_goal(DVec2::splat(60.0), four_pillars(), DVec2::new(58.0, 30.0));
     let spawn = |crowd: &mut Crowd, k: usize, radius: f64| {
         let at = DVec2::new(30.0 + 1.2 * (k % 20) as f64, 30.0 + 1.2 * (k / 20) as f64);
         crowd
