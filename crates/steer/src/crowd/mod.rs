@@ -1468,7 +1468,7 @@ struct KeyCount {
 /// agents costs more than their stamping their neighbours one by one, which stamps the same
 /// cells. In copies of the forest's trunks (docs/performance.md, *Rasters of discs and
 /// statics*), 200 walkers of one radius and 40 of 40 other radii stepped 230–255 k
-/// agent-steps/s when every key had its raster (the first 32 in id order), 400–450 k now; 120
+/// agent-steps/s when the first 32 keys in id order each got a disc raster, 400–450 k now; 120
 /// walkers of 120 radii 167–170 k, now 261–272 k.
 const DISC_RASTER_SHARE: usize = 32;
 
