@@ -413,7 +413,7 @@ fn register_agents(
 /// names by its crowd id.
 fn rejection(world: &CrowdWorld, entity: Entity, error: SteerError) -> AgentRejected {
     let other = match error {
-        SteerError::OverlapsAgent { other, .. } => world.entity(AgentId(other)),
+        SteerError::OverlapsAgent { other, .. } => world.entity(other),
         _ => None,
     };
     AgentRejected {
@@ -464,6 +464,8 @@ fn update_agent(
         wanted.seed = style.seed.unwrap_or(agent.params().seed);
         wanted.initial_heading = agent.params().initial_heading;
         wanted.behaviour = agent.params().behaviour.clone();
+        // Who steers it is the business of whoever took it over (a group), not of its style.
+        wanted.steering = agent.params().steering;
         if wanted != *agent.params() {
             return Ok(Some(agent.position().as_vec2()));
         }

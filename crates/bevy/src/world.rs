@@ -284,6 +284,8 @@ pub(crate) fn agent_params(
         speed: style.speed_law,
         local_map: style.local_map,
         seed: style.seed.unwrap_or_else(|| position_seed(position)),
+        // Groups hand their members over to themselves after registration.
+        steering: crowdfield_steer::Steering::LocalMap,
     }
 }
 

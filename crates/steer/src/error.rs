@@ -4,8 +4,11 @@ use thiserror::Error;
 
 use crowdfield_field::FieldError;
 
+use crate::crowd::{AgentId, GoalId, ObstacleId};
+
 /// Why an agent, a goal or a setting was rejected.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum SteerError {
     /// A field-level error: bias out of range, non-finite number, bad shape.
     #[error(transparent)]
@@ -39,27 +42,56 @@ pub enum SteerError {
         y: f64,
     },
     /// The agent's disc overlaps another agent.
-    #[error("agent at ({x}, {y}) overlaps agent {other}")]
+    #[error("agent at ({x}, {y}) overlaps {other}")]
     OverlapsAgent {
         /// x.
         x: f64,
         /// y.
         y: f64,
-        /// Id of the other agent.
-        other: u32,
+        /// The other agent.
+        other: AgentId,
     },
     /// Every cell of the goal lies inside (inflated) obstacles.
     #[error("goal lies entirely inside obstacles")]
     GoalBlocked,
-    /// A goal id that was never added.
-    #[error("unknown goal {0}")]
-    UnknownGoal(u32),
+    /// A goal id that was never added, or whose goal was removed.
+    #[error("unknown {0}")]
+    UnknownGoal(GoalId),
+    /// A goal that agents still walk to cannot be removed.
+    #[error("{goal} is still the goal of {agent}")]
+    GoalInUse {
+        /// The goal.
+        goal: GoalId,
+        /// The first agent (lowest id) whose goal queue holds it.
+        agent: AgentId,
+    },
     /// An obstacle id that does not exist (never added, or removed).
-    #[error("unknown obstacle {0}")]
-    UnknownObstacle(u32),
+    #[error("unknown {0}")]
+    UnknownObstacle(ObstacleId),
     /// An agent id that does not exist (never spawned, or removed).
-    #[error("unknown agent {0}")]
-    UnknownAgent(u32),
+    #[error("unknown {0}")]
+    UnknownAgent(AgentId),
+    /// A step handed over for an agent steered from outside that it cannot take: not finite,
+    /// or longer than its `max_step`.
+    #[error("step ({x}, {y}) handed to {agent} is not finite or longer than its max step")]
+    BadHandedStep {
+        /// The agent.
+        agent: AgentId,
+        /// x of the displacement.
+        x: f64,
+        /// y of the displacement.
+        y: f64,
+    },
+    /// A step was handed over for an agent that steers itself
+    /// ([`Steering::LocalMap`](crate::Steering::LocalMap)).
+    #[error("{0} steers itself; only agents with external steering take handed steps")]
+    NotSteeredFromOutside(AgentId),
+    /// A goal whose guidance does not come from outside cannot take [`crate::Guidance`].
+    #[error("{0} was not added with guidance from outside")]
+    NotGuidedFromOutside(GoalId),
+    /// Every goal id (2³² of them, never reused) has been given out.
+    #[error("no goal id left to give")]
+    TooManyGoals,
     /// Every agent id (2³² of them, never reused) has been given out.
     #[error("no agent id left to give")]
     TooManyAgents,

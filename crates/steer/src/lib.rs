@@ -32,7 +32,7 @@ mod static_raster;
 pub use behaviour::{Behaviour, BehaviourSlots, Frame, SEED_OMEGA};
 pub use crowd::{
     Agent, AgentGrid, AgentId, AgentParams, AgentState, ArrivalAction, CONTACT_TOLERANCE, Crowd,
-    CrowdSettings, Goal, GoalId, ObstacleId, StepPhase, StepReport,
+    CrowdSettings, Goal, GoalId, Guidance, HandedStep, ObstacleId, Steering, StepPhase, StepReport,
 };
 pub use error::SteerError;
 pub use local_map::{

@@ -2,7 +2,7 @@
 
 use crowdfield_field::{FieldError, Shape};
 use crowdfield_steer::{
-    AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, Frame, LocalMapSettings,
+    AgentId, AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, Frame, LocalMapSettings,
     SteerError,
 };
 use glam::DVec2;
@@ -110,7 +110,10 @@ fn agents_inside_walls_or_each_other_are_rejected() {
     q.position = DVec2::new(5.3, 5.0);
     assert!(matches!(
         crowd.spawn(q),
-        Err(SteerError::OverlapsAgent { other: 0, .. })
+        Err(SteerError::OverlapsAgent {
+            other: AgentId(0),
+            ..
+        })
     ));
 }
 
@@ -137,7 +140,10 @@ fn agents_in_contact_are_accepted() {
     spawn_at(DVec2::new(10.0 - radius + 1e-9, 20.0)).unwrap();
     assert!(matches!(
         spawn_at(in_f32(-0.6, -4.0) + DVec2::new(6.0 + 2.0 * radius - 2e-6, 9.0)),
-        Err(SteerError::OverlapsAgent { other: 3, .. })
+        Err(SteerError::OverlapsAgent {
+            other: AgentId(3),
+            ..
+        })
     ));
     assert!(matches!(
         spawn_at(DVec2::new(10.0 - radius + 2e-6, 25.0)),
@@ -163,7 +169,10 @@ fn tiny_discs_are_refused_inside_walls_and_on_each_other() {
     crowd.spawn(tiny(DVec2::new(5.0, 5.0))).unwrap();
     assert!(matches!(
         crowd.spawn(tiny(DVec2::new(5.0, 5.0))),
-        Err(SteerError::OverlapsAgent { other: 0, .. })
+        Err(SteerError::OverlapsAgent {
+            other: AgentId(0),
+            ..
+        })
     ));
     // Beside each other, a hair apart, they are only touching.
     crowd.spawn(tiny(DVec2::new(5.0 + 1e-7, 5.0))).unwrap();
@@ -198,7 +207,10 @@ fn bad_local_maps_and_steps_are_rejected() {
     ));
     let mut p = params(goal);
     p.goals = vec![crowdfield_steer::GoalId(7)];
-    assert_eq!(crowd.spawn(p).err(), Some(SteerError::UnknownGoal(7)));
+    assert_eq!(
+        crowd.spawn(p).err(),
+        Some(SteerError::UnknownGoal(crowdfield_steer::GoalId(7)))
+    );
     // The error names the offending value.
     let mut p = params(goal);
     p.radius = -0.3;

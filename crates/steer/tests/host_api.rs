@@ -170,7 +170,9 @@ fn a_new_goal_queue_takes_effect_at_once() {
     assert_eq!(crowd.agent(id).unwrap().state(), AgentState::Arrived);
     assert_eq!(
         crowd.set_goals(id, vec![GoalId(7)]),
-        Err(crowdfield_steer::SteerError::UnknownGoal(7))
+        Err(crowdfield_steer::SteerError::UnknownGoal(
+            crowdfield_steer::GoalId(7)
+        ))
     );
 }
 

@@ -63,7 +63,7 @@ fn removing_a_wall_opens_the_route() {
     assert!(arrived, "the agent crossed where the wall was");
     assert_eq!(
         crowd.remove_obstacle(wall),
-        Err(crowdfield_steer::SteerError::UnknownObstacle(wall.0))
+        Err(crowdfield_steer::SteerError::UnknownObstacle(wall))
     );
 }
 

@@ -128,7 +128,7 @@ pub(super) struct CommitWorld<'a> {
     /// Agents spawned during the step (not in `hash`).
     pub(super) late: &'a [usize],
     pub(super) obstacles: Obstacles<'a>,
-    pub(super) goals: &'a [Goal],
+    pub(super) goals: &'a [Option<Goal>],
     pub(super) stuck_after: u32,
     /// Each slot's agent id.
     pub(super) ids: &'a [u32],
@@ -189,31 +189,23 @@ pub(super) fn commit_agent(
         settle(agent, w);
         return;
     }
-    if plan.recovered {
-        report.recovered.push(id);
-    }
     let before = agent.state;
     agent.state = if moved.length() < 1e-9 {
         AgentState::Waiting
     } else {
         AgentState::Moving
     };
-    // Progress (see `CrowdSettings::stuck_after`): planning counted it down the followed field;
-    // otherwise it is a net displacement of at least one local cell.
-    if agent.level_mark.is_none() {
-        if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
-            agent.progress_mark = agent.position;
-            agent.stalled = 0;
-        } else {
-            agent.stalled = agent.stalled.saturating_add(1);
+    if agent.is_external() {
+        // Steered from outside: whoever steers it judges its progress; only its goals, if it
+        // has any, are the crowd's to advance.
+        if agent.goal_index >= agent.params.goals.len() {
+            return;
         }
-    }
-    // (A step that progressed is never stuck, even with `stuck_after` at 0.)
-    if agent.stalled > 0 && agent.stalled >= w.stuck_after {
-        if before != AgentState::Stuck {
-            report.stuck.push(id);
+    } else {
+        if plan.recovered {
+            report.recovered.push(id);
         }
-        agent.state = AgentState::Stuck;
+        count_progress(agent, before, id, w.stuck_after, report);
     }
     // Goals.
     let Some(&goal_id) = agent.params.goals.get(agent.goal_index) else {
@@ -221,7 +213,7 @@ pub(super) fn commit_agent(
         agent.state = AgentState::Arrived;
         return;
     };
-    let goal = &w.goals[goal_id.0 as usize];
+    let goal = super::live_goal(w.goals, goal_id);
     let cell = goal.map.geometry().world_to_cell(agent.position);
     // Unsensed cells of a search are fixed low, not goals; its target counts once found.
     let on_goal = goal.known()
@@ -238,6 +230,33 @@ pub(super) fn commit_agent(
     }
     if on_goal || near || out_of_time {
         next_goal(slot, id, !out_of_time, report);
+    }
+}
+
+/// Counts a committed step towards the agent being stuck, or marks its progress (see
+/// `CrowdSettings::stuck_after`): planning counted it down the followed field; otherwise it is
+/// a net displacement of at least one local cell. `before` is its state before the step.
+fn count_progress(
+    agent: &mut Agent,
+    before: AgentState,
+    id: AgentId,
+    stuck_after: u32,
+    report: &mut StepReport,
+) {
+    if agent.level_mark.is_none() {
+        if (agent.position - agent.progress_mark).length() >= agent.params.local_map.cell_size {
+            agent.progress_mark = agent.position;
+            agent.stalled = 0;
+        } else {
+            agent.stalled = agent.stalled.saturating_add(1);
+        }
+    }
+    // (A step that progressed is never stuck, even with `stuck_after` at 0.)
+    if agent.stalled > 0 && agent.stalled >= stuck_after {
+        if before != AgentState::Stuck {
+            report.stuck.push(id);
+        }
+        agent.state = AgentState::Stuck;
     }
 }
 
@@ -285,7 +304,7 @@ fn settle(agent: &mut Agent, w: &CommitWorld<'_>) {
         .params
         .goals
         .get(agent.goal_index)
-        .and_then(|g| w.goals.get(g.0 as usize))
+        .and_then(|g| w.goals.get(g.0 as usize).and_then(Option::as_ref))
         .map(|g| g.centre)
     else {
         agent.settling = false;

@@ -1,8 +1,25 @@
 //! Goals and static obstacles of the crowd's world: goal regions with their harmonic global
 //! maps (seed 000 §3.1: ∇²p = 0, goals at 0 and obstacles at 1, digest 000 §2.1 and §2.3),
-//! searches for targets the agents do not know yet (seed 000 §6.11), and static obstacle
-//! edits, whose global maps are patched at once and re-solved a few per step (see the crowd's
-//! module doc, *Obstacle edits*).
+//! static obstacle edits, whose global maps are patched at once and re-solved a few per step
+//! (see the crowd's module doc, *Obstacle edits*), and guidance from outside.
+//!
+//! # Where a goal's guidance comes from
+//!
+//! Every goal has a region (what counts as reached) and a guidance: what direction an agent
+//! heading there wants at its position (digest 004 §11: "global guidance pluggable behind a
+//! collision-free direction interface"). It comes from one of three sources, and is swapped
+//! in at the guidance phase of a step, never in the middle of one:
+//!
+//! - **solved**: the goal's own harmonic global map, solved by the crowd
+//!   ([`Crowd::add_goal`]) and solved again after obstacle edits;
+//! - **search**: a map of what the searchers have sensed so far, relaxed around them every
+//!   step until the target is found (seed 000 §6.11, [`Crowd::add_search`]);
+//! - **from outside** ([`Guidance`], [`Crowd::add_guided_goal`], [`Crowd::set_guidance`]): a
+//!   map the host made (a stroke field, a marker field), a point to head for (a leader), or a
+//!   direction.
+//!
+//! A goal no agent walks to any more can be removed ([`Crowd::remove_goal`]), which frees its
+//! map: a game that gives thousands of move orders keeps only the maps of live orders.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -10,17 +27,91 @@ use glam::DVec2;
 
 use crowdfield_field::{
     Bias, CellKind, Coverage, Field, FieldError, MultigridSolver, MultigridWorkspace, Shape,
-    SubgoalCache, raster,
+    SubgoalCache, SubgoalStack, raster,
 };
 use rayon::prelude::*;
 
 use super::guard::{SHAPE_GRID_MIN, ShapeGrid};
 use super::{Crowd, GoalId, ObstacleId};
+
 use crate::SteerError;
 use crate::search::{Search, SearchSettings};
 use crate::static_raster::{CellRegion, boxes_overlap};
 
-/// A goal: its region and its converged harmonic global map.
+/// Guidance for a goal, supplied from outside the crowd ([`Crowd::add_guided_goal`],
+/// [`Crowd::set_guidance`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Guidance {
+    /// A map whose descent leads into the goal's region (a stroke field, a marker field, a map
+    /// the host solved itself), with obstacles at 1 and goal cells at 0. Its cells may cover
+    /// any part of the world at any size; outside them it gives no descent. Agents stack
+    /// sub-goals on its flat regions as on a solved map's. The crowd never edits it: after
+    /// obstacle edits the host hands over a new one.
+    Map(Field<f64>),
+    /// Straight towards a point (a leader's position, a target that moves).
+    Towards(DVec2),
+    /// Along a direction.
+    Along(DVec2),
+}
+
+impl Guidance {
+    fn validate(&self) -> Result<(), SteerError> {
+        let finite = |what: &'static str, v: DVec2| {
+            for value in [v.x, v.y] {
+                if !value.is_finite() {
+                    return Err(SteerError::from(FieldError::NonFinite { what, value }));
+                }
+            }
+            Ok(())
+        };
+        match self {
+            Guidance::Map(map) => {
+                if let Some(value) = map
+                    .potentials()
+                    .iter()
+                    .copied()
+                    .find(|p| !(p.is_finite() && (0.0..=1.0).contains(p)))
+                {
+                    return Err(FieldError::NonFinite {
+                        what: "guidance map potential in [0, 1]",
+                        value,
+                    }
+                    .into());
+                }
+                if !map.has_goal() {
+                    return Err(FieldError::NoGoal.into());
+                }
+                Ok(())
+            }
+            Guidance::Towards(p) => finite("guidance point", *p),
+            Guidance::Along(d) => {
+                finite("guidance direction", *d)?;
+                if *d == DVec2::ZERO {
+                    return Err(FieldError::BadExtent(0.0).into());
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Where a goal's guidance comes from (see the module doc).
+#[derive(Debug, Clone)]
+pub(super) enum Source {
+    /// The goal's own harmonic map, solved by the crowd.
+    Solved,
+    /// A search for a hidden target.
+    Search(Box<Search>),
+    /// From outside: the guidance in use (a map lives in [`Goal::map`]) and one waiting for
+    /// the next guidance phase.
+    Outside {
+        /// `None` for a map (then in `Goal::map`), else the point or direction.
+        steer: Option<Guidance>,
+        next: Option<Guidance>,
+    },
+}
+
+/// A goal: its region and its guidance (see the module doc).
 #[derive(Debug, Clone)]
 pub struct Goal {
     pub(super) shape: Shape,
@@ -34,8 +125,8 @@ pub struct Goal {
     pub(super) revision: u64,
     /// Sub-goal fields over `map`, shared by the agents heading here (cleared with `revision`).
     pub(super) subgoals: SubgoalCache,
-    /// For a search ([`Crowd::add_search`]): what has been sensed of the unknown world.
-    pub(super) search: Option<Box<Search>>,
+    /// Where its guidance comes from.
+    pub(super) source: Source,
 }
 
 /// Source of [`Goal::revision`] numbers, shared by every crowd in the process so that a number
@@ -57,6 +148,68 @@ fn next_map_revision() -> u64 {
 }
 
 impl Goal {
+    /// For a search ([`Crowd::add_search`]): what has been sensed of the unknown world.
+    pub(super) fn search(&self) -> Option<&Search> {
+        match &self.source {
+            Source::Search(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The point or direction guiding agents here, for guidance from outside that is not a
+    /// map.
+    pub(super) fn steer(&self) -> Option<&Guidance> {
+        match &self.source {
+            Source::Outside { steer, .. } => steer.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether agents follow [`Goal::map`]'s descent (a solved map or a map from outside),
+    /// with sub-goals on its flat regions.
+    pub(super) fn follows_map(&self) -> bool {
+        match &self.source {
+            Source::Solved => true,
+            Source::Search(_) => false,
+            Source::Outside { steer, .. } => steer.is_none(),
+        }
+    }
+
+    /// The direction guidance gives at `position` before sub-goals: towards the point, along
+    /// the direction; `None` where the goal follows a map.
+    pub(super) fn steer_at(&self, position: DVec2) -> Option<DVec2> {
+        match self.steer()? {
+            Guidance::Towards(p) => Some(*p - position),
+            Guidance::Along(d) => Some(*d),
+            Guidance::Map(_) => None,
+        }
+    }
+
+    /// The direction (not normalised; zero where there is none) the goal's guidance gives at
+    /// `position`: towards the point or along the direction of guidance from outside, the
+    /// descent of a search's map, or the descent of its map with `subgoals` stacked on its
+    /// flat regions (shared with every other walker of the goal through
+    /// [`Goal::subgoal_cache`]). What every agent heading here reads as its global direction,
+    /// and what a group's map follows (seed 004 §5.3.2: "any path planner that returns a
+    /// collision-free direction").
+    pub fn guidance_at(&self, position: DVec2, subgoals: &mut SubgoalStack) -> DVec2 {
+        if let Some(flow) = self.steer_at(position) {
+            return flow;
+        }
+        if self.search().is_some() {
+            // A search map changes every step: no sub-goals on it.
+            return self.map.descent_at(position);
+        }
+        subgoals
+            .descent_shared(&self.map, position, &self.subgoals)
+            .unwrap_or(DVec2::ZERO)
+    }
+
+    /// Whether its guidance comes from outside ([`Crowd::add_guided_goal`]).
+    pub fn is_guided_from_outside(&self) -> bool {
+        matches!(self.source, Source::Outside { .. })
+    }
+
     /// Sub-goal fields over the map, shared by every agent heading here
     /// ([`SubgoalStack::descent_shared`](crowdfield_field::SubgoalStack::descent_shared));
     /// cleared whenever the map is replaced.
@@ -69,7 +222,9 @@ impl Goal {
         &self.shape
     }
 
-    /// The harmonic global map towards this goal.
+    /// The map towards this goal: its harmonic global map, a search's map, or a map handed
+    /// over from outside. For a point or a direction from outside, the static obstacles with
+    /// the region's cells as goals, unsolved (every free cell at 1).
     pub fn map(&self) -> &Field<f64> {
         &self.map
     }
@@ -81,28 +236,28 @@ impl Goal {
 
     /// Whether this goal is a search ([`Crowd::add_search`]).
     pub fn is_search(&self) -> bool {
-        self.search.is_some()
+        self.search().is_some()
     }
 
     /// For a search: whether the target has been found (`None` for an ordinary goal).
     pub fn found(&self) -> Option<bool> {
-        self.search.as_ref().map(|s| s.found_at.is_some())
+        self.search().map(|s| s.found_at.is_some())
     }
 
     /// For a search: the planner step at which the target was first sensed.
     pub fn found_at(&self) -> Option<u64> {
-        self.search.as_ref().and_then(|s| s.found_at)
+        self.search().and_then(|s| s.found_at)
     }
 
     /// For a search: how many global cells the searchers have sensed so far.
     pub fn sensed_cells(&self) -> Option<usize> {
-        self.search.as_ref().map(|s| s.sensed_count)
+        self.search().map(|s| s.sensed_count)
     }
 
     /// Whether the goal's region is known to agents: always for an ordinary goal, once found
     /// for a search.
     pub(super) fn known(&self) -> bool {
-        self.search.as_ref().is_none_or(|s| s.found_at.is_some())
+        self.search().is_none_or(|s| s.found_at.is_some())
     }
 
     /// A number that changes whenever [`Goal::map`] is replaced by a new solve. No two maps in
@@ -137,7 +292,7 @@ impl Crowd {
             &mut map,
             self.settings.global_tolerance,
         )?;
-        self.push_goal(shape, map, None)
+        self.push_goal(shape, map, Source::Solved)
     }
 
     /// Adds goal regions as [`Crowd::add_goal`] does one by one, in order (the same ids, maps
@@ -173,8 +328,16 @@ impl Crowd {
             .collect();
         solved
             .into_iter()
-            .map(|r| r.and_then(|(shape, map)| self.push_goal(shape, map, None)))
+            .map(|r| r.and_then(|(shape, map)| self.push_goal(shape, map, Source::Solved)))
             .collect()
+    }
+
+    /// The static map with `shape`'s free cells made goals, unsolved; a region wholly inside
+    /// obstacles is allowed (guidance from outside leads there, not the map).
+    fn goal_map_unchecked(&self, shape: &Shape) -> Result<Field<f64>, SteerError> {
+        let mut map = self.static_map()?;
+        mark_goal_cells(&mut map, shape);
+        Ok(map)
     }
 
     /// `statics` (the static map, or why it could not be made) with `shape`'s free cells made
@@ -200,16 +363,17 @@ impl Crowd {
         Ok(map)
     }
 
-    /// Adds a goal over `shape` with its global `map` (and, for a search, its state).
+    /// Adds a goal over `shape` with its `map` and where its guidance comes from.
     pub(super) fn push_goal(
         &mut self,
         shape: Shape,
         map: Field<f64>,
-        search: Option<Box<Search>>,
+        source: Source,
     ) -> Result<GoalId, SteerError> {
         let centre = shape_centre(&shape);
         let bounds = shape.bounds()?;
-        self.goals.push(Goal {
+        let id = u32::try_from(self.goals.len()).map_err(|_| SteerError::TooManyGoals)?;
+        self.goals.push(Some(Goal {
             shape,
             centre,
             bounds,
@@ -217,9 +381,118 @@ impl Crowd {
             pending: None,
             revision: next_map_revision(),
             subgoals: SubgoalCache::new(),
-            search,
-        });
-        Ok(GoalId(self.goals.len() as u32 - 1))
+            source,
+        }));
+        Ok(GoalId(id))
+    }
+
+    /// Adds a goal over the region `shape` whose guidance comes from outside the crowd
+    /// ([`Guidance`]: a map, a point, a direction); agents reach it on entering `shape` or
+    /// coming within their arrival radius of it, as for any goal. The guidance can be replaced
+    /// at any time with [`Crowd::set_guidance`]. For a point or a direction the goal keeps a
+    /// map of the static obstacles (never solved), for the goal-cell test and an overlapped
+    /// agent's way out.
+    pub fn add_guided_goal(
+        &mut self,
+        shape: Shape,
+        guidance: Guidance,
+    ) -> Result<GoalId, SteerError> {
+        shape.validate()?;
+        guidance.validate()?;
+        let (map, steer) = match guidance {
+            Guidance::Map(map) => (map, None),
+            other => (self.goal_map_unchecked(&shape)?, Some(other)),
+        };
+        self.push_goal(shape, map, Source::Outside { steer, next: None })
+    }
+
+    /// Replaces the guidance of a goal added with [`Crowd::add_guided_goal`]. It is taken at
+    /// the guidance phase of the next step (a step under way keeps the old one to its end);
+    /// a second call before then replaces the first. Sub-goals stacked on an old map are
+    /// dropped when the new guidance is taken.
+    pub fn set_guidance(&mut self, goal: GoalId, guidance: Guidance) -> Result<(), SteerError> {
+        guidance.validate()?;
+        let slot = self
+            .goals
+            .get_mut(goal.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownGoal(goal))?;
+        let Source::Outside { next, .. } = &mut slot.source else {
+            return Err(SteerError::NotGuidedFromOutside(goal));
+        };
+        *next = Some(guidance);
+        Ok(())
+    }
+
+    /// Removes a goal and frees its map. Refused while any agent's goal queue still holds it
+    /// ([`SteerError::GoalInUse`]): give those agents other goals first. Its id is never given
+    /// again.
+    pub fn remove_goal(&mut self, goal: GoalId) -> Result<(), SteerError> {
+        if self.goal(goal).is_none() {
+            return Err(SteerError::UnknownGoal(goal));
+        }
+        if let Some((agent, _)) = self.agents().find(|(_, a)| a.params.goals.contains(&goal)) {
+            return Err(SteerError::GoalInUse { goal, agent });
+        }
+        self.goals[goal.0 as usize] = None;
+        Ok(())
+    }
+
+    /// Goals alive (added and not removed).
+    pub fn goal_count(&self) -> usize {
+        self.goals.iter().flatten().count()
+    }
+
+    /// Guidance from outside handed over since the last step is taken (see
+    /// [`Crowd::set_guidance`]).
+    pub(super) fn take_guidance(&mut self) {
+        let mut swapped = Vec::new();
+        for (g, goal) in self.goals.iter_mut().enumerate() {
+            let Some(goal) = goal.as_mut() else { continue };
+            let Source::Outside { steer, next } = &mut goal.source else {
+                continue;
+            };
+            let Some(guidance) = next.take() else {
+                continue;
+            };
+            match guidance {
+                Guidance::Map(map) => {
+                    goal.map = map;
+                    *steer = None;
+                }
+                other => {
+                    if steer.is_none() {
+                        // From a map to a point or a direction: the static map again.
+                        let geometry = self.geometry;
+                        let mut map = Field::<f64>::new(geometry, 1.0);
+                        for shape in &self.statics {
+                            let _ = raster::rasterise_obstacle(
+                                &mut map,
+                                shape,
+                                self.settings.global_inflation,
+                                Coverage::Touch,
+                            );
+                        }
+                        mark_goal_cells(&mut map, &goal.shape);
+                        goal.map = map;
+                    }
+                    *steer = Some(other);
+                }
+            }
+            goal.revision = next_map_revision();
+            goal.subgoals.clear();
+            swapped.push(GoalId(g as u32));
+        }
+        if swapped.is_empty() {
+            return;
+        }
+        for agent in self.agents.iter_mut().flatten() {
+            if let Some(goal) = agent.params.goals.get(agent.goal_index)
+                && swapped.contains(goal)
+            {
+                agent.subgoals.clear();
+            }
+        }
     }
 
     /// Adds a search for a hidden `target` in a world the searchers do not know (seed 000
@@ -250,7 +523,7 @@ impl Crowd {
         let search = Search::new(settings, truth, cells);
         let mut map = Field::<f64>::new(self.geometry, settings.unknown_value);
         search.initial_map(&mut map);
-        self.push_goal(target, map, Some(Box::new(search)))
+        self.push_goal(target, map, Source::Search(Box::new(search)))
     }
 
     /// Searches: every agent heading for one senses and relaxes around itself, in id order; a
@@ -258,7 +531,8 @@ impl Crowd {
     pub(super) fn explore(&mut self) {
         let step = self.step;
         for (g, goal) in self.goals.iter_mut().enumerate() {
-            let Some(search) = goal.search.as_mut() else {
+            let Some(goal) = goal.as_mut() else { continue };
+            let Source::Search(search) = &mut goal.source else {
                 continue;
             };
             if search.found_at.is_some() {
@@ -268,7 +542,7 @@ impl Crowd {
                 .agents
                 .iter()
                 .flatten()
-                .filter(|a| a.plans() && a.params.goals[a.goal_index] == GoalId(g as u32))
+                .filter(|a| a.relaxes() && a.params.goals[a.goal_index] == GoalId(g as u32))
                 .map(|a| (a.position, a.params.local_map.width() * 0.5))
                 .collect();
             if searchers.is_empty() {
@@ -299,7 +573,7 @@ impl Crowd {
 
     /// A goal by id.
     pub fn goal(&self, id: GoalId) -> Option<&Goal> {
-        self.goals.get(id.0 as usize)
+        self.goals.get(id.0 as usize).and_then(Option::as_ref)
     }
 
     /// Adds a static obstacle. Local maps see it from the next step; each goal's global map is
@@ -326,7 +600,7 @@ impl Crowd {
             .static_ids
             .iter()
             .position(|i| *i == Some(id))
-            .ok_or(SteerError::UnknownObstacle(id.0))?;
+            .ok_or(SteerError::UnknownObstacle(id))?;
         self.statics.remove(at);
         let bounds = self.static_bounds.remove(at);
         self.static_ids.remove(at);
@@ -358,7 +632,11 @@ impl Crowd {
 
     /// Global maps edited but not yet re-solved.
     pub fn pending_map_solves(&self) -> usize {
-        self.goals.iter().filter(|g| g.pending.is_some()).count()
+        self.goals
+            .iter()
+            .flatten()
+            .filter(|g| g.pending.is_some())
+            .count()
     }
 
     /// Brings the static rasters and the (pending) global maps up to date inside `region`.
@@ -370,8 +648,24 @@ impl Crowd {
         }
         let grow = DVec2::splat(self.settings.global_inflation + self.geometry.cell_size());
         let (lo, hi) = (lo - grow, hi + grow);
-        for goal in &mut self.goals {
-            if let Some(search) = goal.search.as_mut() {
+        for goal in self.goals.iter_mut().flatten() {
+            if let Source::Outside { steer, .. } = &goal.source {
+                if steer.is_some() {
+                    // A point or a direction: only the obstacle cells of its map change.
+                    refresh_global(
+                        &mut goal.map,
+                        lo,
+                        hi,
+                        &self.statics,
+                        &self.static_bounds,
+                        self.settings.global_inflation,
+                        &goal.shape,
+                    );
+                }
+                // A map from outside is the host's to remake.
+                continue;
+            }
+            if let Source::Search(search) = &mut goal.source {
                 refresh_search(
                     search,
                     &mut goal.map,
@@ -405,6 +699,7 @@ impl Crowd {
     pub(super) fn solve_pending(&mut self) -> Vec<GoalId> {
         let mut solved = Vec::new();
         for (g, goal) in self.goals.iter_mut().enumerate() {
+            let Some(goal) = goal.as_mut() else { continue };
             // 0 would leave edited maps unsolved for ever: at least one per step.
             if solved.len() >= self.settings.map_solves_per_step.max(1) {
                 break;
@@ -519,6 +814,18 @@ fn refresh_search(
             let _ = map.set_obstacle(x, y);
         } else if !search.truth[i] && blocked {
             let _ = map.set_free(x, y, 1.0);
+        }
+    }
+}
+
+/// Makes the free cells `shape` touches goals.
+fn mark_goal_cells(map: &mut Field<f64>, shape: &Shape) {
+    let geometry = *map.geometry();
+    if let Ok(cells) = shape.cells(&geometry, 0.0, Coverage::Touch) {
+        for (x, y) in cells {
+            if map.kind(x, y) == Some(CellKind::Free) {
+                let _ = map.set_goal(x, y);
+            }
         }
     }
 }

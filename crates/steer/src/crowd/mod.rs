@@ -129,7 +129,7 @@ mod goals;
 mod pipeline;
 
 use commit::{CommitWorld, commit_agent};
-pub use goals::Goal;
+pub use goals::{Goal, Guidance};
 
 /// Planners above which a commit counts the next step's disc rasters ahead (see [`ahead`]), and
 /// a step run whole commits while it plans (see [`pipeline`]): the steps of such crowds are
@@ -231,6 +231,59 @@ pub struct ObstacleId(pub u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AgentId(pub u32);
 
+impl std::fmt::Display for AgentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "agent {}", self.0)
+    }
+}
+
+impl std::fmt::Display for GoalId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "goal {}", self.0)
+    }
+}
+
+impl std::fmt::Display for ObstacleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "obstacle {}", self.0)
+    }
+}
+
+/// Who decides an agent's steps.
+///
+/// Every agent of a crowd, however it is steered, is sensed by the others (stamped into their
+/// maps), kept apart by the collision guard, and has the same states and ids. Only the
+/// decision differs: an agent with [`Steering::LocalMap`] relaxes a local map of its own every
+/// step (seeds 000 and 001); one with [`Steering::External`] takes the step a host hands over
+/// with [`Crowd::hand_over_step`] (a group deciding from its group map, seed 004 Eq 5.1; a
+/// marker crowd; a game's own controller) and commits it through the same guard, in the same
+/// id order.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Steering {
+    /// The agent's own local map: sensing, relaxation and decision inside the crowd.
+    #[default]
+    LocalMap,
+    /// Steps handed over from outside before each step ([`Crowd::hand_over_step`]); without
+    /// one, the agent stands for that step. Such an agent need not have goals; with goals, it
+    /// takes the next one on reaching each, as any agent does. It is never reported stuck or
+    /// unreachable: whoever steers it judges its progress.
+    External,
+}
+
+/// A step handed over for an agent with [`Steering::External`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HandedStep {
+    /// Displacement for this planner step (world units, at most the agent's `max_step`).
+    pub displacement: DVec2,
+    /// Unit heading the agent faces after the step (zero: keep the current one, or take the
+    /// displacement's direction when it moves).
+    pub heading: DVec2,
+    /// The share of its top speed it walks (0 to 1), reported as [`Agent::speed_factor`].
+    pub speed_factor: f64,
+}
+
 /// What an agent does after its last goal.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
@@ -307,6 +360,8 @@ pub struct AgentParams {
     pub local_map: LocalMapSettings,
     /// Seed of the agent's own random stream.
     pub seed: u64,
+    /// Who decides its steps: its own local map (the default) or a host ([`Steering`]).
+    pub steering: Steering,
 }
 
 impl Default for AgentParams {
@@ -325,6 +380,7 @@ impl Default for AgentParams {
             speed: SpeedLaw::default(),
             local_map: LocalMapSettings::default(),
             seed: 0,
+            steering: Steering::LocalMap,
         }
     }
 }
@@ -357,6 +413,8 @@ pub struct Agent {
     /// The unit direction it wanted to walk at its last planning (its global map's descent,
     /// sub-goals included; zero where it had none).
     way: DVec2,
+    /// For [`Steering::External`]: the step handed over for the next planning.
+    handed: Option<HandedStep>,
 }
 
 /// What an agent's progress towards its goal is measured against: the level of the field it
@@ -390,16 +448,27 @@ impl Agent {
     }
 
     /// Whether the agent takes part in planning (everything but arrived, and arrived agents
-    /// still settling).
+    /// still settling; always, when steered from outside).
     fn plans(&self) -> bool {
-        (self.settling
-            || matches!(
-                self.state,
-                AgentState::Moving
-                    | AgentState::Waiting
-                    | AgentState::Stuck
-                    | AgentState::Unreachable
-            ))
+        self.is_external() || self.relaxes()
+    }
+
+    /// Whether the agent is steered from outside ([`Steering::External`]).
+    fn is_external(&self) -> bool {
+        self.params.steering == Steering::External
+    }
+
+    /// Whether the agent plans on a local map of its own this step.
+    fn relaxes(&self) -> bool {
+        !self.is_external()
+            && (self.settling
+                || matches!(
+                    self.state,
+                    AgentState::Moving
+                        | AgentState::Waiting
+                        | AgentState::Stuck
+                        | AgentState::Unreachable
+                ))
             && self.goal_index < self.params.goals.len()
     }
 
@@ -515,7 +584,8 @@ pub struct Crowd {
     static_ids: Vec<Option<ObstacleId>>,
     next_obstacle: u32,
     workspace: MultigridWorkspace,
-    goals: Vec<Goal>,
+    /// Goals by id (`None` once removed; ids are never reused).
+    goals: Vec<Option<Goal>>,
     agents: Vec<Option<Agent>>,
     /// Each slot's agent id, increasing (ids are never reused; removed agents' slots are
     /// dropped between steps once they outnumber the live ones, see `compact_slots`).
@@ -774,10 +844,10 @@ impl Crowd {
                 y: position.y,
             });
         }
-        let slot = self.slot_of(id).ok_or(SteerError::UnknownAgent(id.0))?;
+        let slot = self.slot_of(id).ok_or(SteerError::UnknownAgent(id))?;
         let agent = self.agents[slot]
             .as_mut()
-            .ok_or(SteerError::UnknownAgent(id.0))?;
+            .ok_or(SteerError::UnknownAgent(id))?;
         agent.position = position;
         self.spawn_index = None;
         // Moved after this step's snapshot: the commit checks the others against where it is
@@ -796,12 +866,12 @@ impl Crowd {
     /// [`AgentParams::time_limits`] apply to the new queue by index, each starting afresh.
     pub fn set_goals(&mut self, id: AgentId, goals: Vec<GoalId>) -> Result<(), SteerError> {
         if let Some(g) = goals.iter().find(|g| self.goal(**g).is_none()) {
-            return Err(SteerError::UnknownGoal(g.0));
+            return Err(SteerError::UnknownGoal(*g));
         }
         let agent = self
             .slot_of(id)
             .and_then(|slot| self.agents[slot].as_mut())
-            .ok_or(SteerError::UnknownAgent(id.0))?;
+            .ok_or(SteerError::UnknownAgent(id))?;
         agent.state = if goals.is_empty() {
             AgentState::Arrived
         } else {
@@ -860,7 +930,7 @@ impl Crowd {
         }
         for g in &params.goals {
             if self.goal(*g).is_none() {
-                return Err(SteerError::UnknownGoal(g.0));
+                return Err(SteerError::UnknownGoal(*g));
             }
         }
         if self.statics.iter().any(|s| {
@@ -894,7 +964,7 @@ impl Crowd {
             return Err(SteerError::OverlapsAgent {
                 x: p.x,
                 y: p.y,
-                other: self.ids[i],
+                other: AgentId(self.ids[i]),
             });
         }
         let local = LocalMap::new(params.local_map, p)?;
@@ -922,6 +992,7 @@ impl Crowd {
             steps_on_goal: 0,
             settling: false,
             way: DVec2::ZERO,
+            handed: None,
             params,
         };
         let slot = self.agents.len();
@@ -980,13 +1051,71 @@ impl Crowd {
         self.ahead = None;
     }
 
+    /// Hands over the step an agent with [`Steering::External`] takes at the next planning
+    /// (its displacement goes through the collision guard in id order, as every agent's
+    /// does). A step handed while a step is under way and past sensing waits for the next
+    /// one; a second hand-over before planning replaces the first. Errors: an unknown agent,
+    /// an agent that steers itself, a displacement or heading that is not finite, a
+    /// displacement longer than the agent's `max_step` (by more than rounding), or a speed
+    /// factor outside 0 to 1.
+    pub fn hand_over_step(&mut self, id: AgentId, step: HandedStep) -> Result<(), SteerError> {
+        let agent = self
+            .slot_of(id)
+            .and_then(|slot| self.agents[slot].as_mut())
+            .ok_or(SteerError::UnknownAgent(id))?;
+        if !agent.is_external() {
+            return Err(SteerError::NotSteeredFromOutside(id));
+        }
+        let d = step.displacement;
+        let finite = d.is_finite()
+            && step.heading.is_finite()
+            && step.speed_factor.is_finite()
+            && (0.0..=1.0).contains(&step.speed_factor);
+        if !finite || d.length() > agent.params.max_step * (1.0 + 1e-9) + 1e-12 {
+            return Err(SteerError::BadHandedStep {
+                agent: id,
+                x: d.x,
+                y: d.y,
+            });
+        }
+        agent.handed = Some(step);
+        Ok(())
+    }
+
+    /// Switches who decides an agent's steps ([`Steering`]) from its next planning on: a
+    /// walker joining a group is handed over to it, and walks on its own local map again when
+    /// it leaves (towards its goals, from a fresh start of its stall count). A step handed
+    /// over and not yet taken is dropped.
+    pub fn set_steering(&mut self, id: AgentId, steering: Steering) -> Result<(), SteerError> {
+        let agent = self
+            .slot_of(id)
+            .and_then(|slot| self.agents[slot].as_mut())
+            .ok_or(SteerError::UnknownAgent(id))?;
+        if agent.params.steering == steering {
+            return Ok(());
+        }
+        agent.params.steering = steering;
+        agent.handed = None;
+        agent.stalled = 0;
+        agent.progress_mark = agent.position;
+        agent.level_mark = None;
+        agent.subgoals.clear();
+        agent.state =
+            if steering == Steering::External || agent.goal_index < agent.params.goals.len() {
+                AgentState::Moving
+            } else {
+                AgentState::Arrived
+            };
+        Ok(())
+    }
+
     /// Replaces an agent's behaviour slots at run time.
     pub fn set_behaviour(&mut self, id: AgentId, slots: BehaviourSlots) -> Result<(), SteerError> {
         slots.validate()?;
         let agent = self
             .slot_of(id)
             .and_then(|slot| self.agents[slot].as_mut())
-            .ok_or(SteerError::UnknownAgent(id.0))?;
+            .ok_or(SteerError::UnknownAgent(id))?;
         agent.params.behaviour = slots;
         Ok(())
     }
@@ -996,11 +1125,9 @@ impl Crowd {
         let slot = self
             .slot_of(id)
             .map(|slot| &mut self.agents[slot])
-            .ok_or(SteerError::UnknownAgent(id.0))?;
+            .ok_or(SteerError::UnknownAgent(id))?;
         self.spawn_index = None;
-        slot.take()
-            .map(|_| ())
-            .ok_or(SteerError::UnknownAgent(id.0))
+        slot.take().map(|_| ()).ok_or(SteerError::UnknownAgent(id))
     }
 
     /// One planner step for every agent: all of [`StepPhase`] in order.
@@ -1065,6 +1192,8 @@ impl Crowd {
                     let share = self.wake_pool();
                     self.spawn_index = None;
                     let maps_solved = self.solve_pending();
+                    self.take_guidance();
+                    self.explore();
                     self.in_flight = Some(Box::new(InFlight {
                         done: StepPhase::Guidance,
                         maps_solved,
@@ -1143,7 +1272,6 @@ impl Crowd {
     /// What every sensing starts from: searches explored, the snapshot and its spatial index,
     /// the static rasters planning agents need, and the step's disc rasters.
     fn sensing_start(&mut self) -> (Snapshot, AgentGrid, Vec<(RasterKey, DiscRaster)>) {
-        self.explore();
         let (snapshot, hash) = self.snapshot();
         self.note_ways();
         self.update_rasters();
@@ -1325,14 +1453,14 @@ impl Crowd {
         // raster is left to give.
         let missing = |a: &Agent| {
             let key = raster_key(&a.params.local_map, a.params.radius);
-            !self.rasters.iter().any(|(k, _)| *k == key)
+            !a.is_external() && !self.rasters.iter().any(|(k, _)| *k == key)
         };
         if self.rasters.len() >= MAX_STATIC_RASTERS || !self.agents.iter().flatten().any(missing) {
             return;
         }
         for KeyCount {
             key, cell, radius, ..
-        } in keys_by_population(self.agents.iter().flatten())
+        } in keys_by_population(self.agents.iter().flatten().filter(|a| !a.is_external()))
         {
             if self.rasters.len() >= MAX_STATIC_RASTERS {
                 break;
@@ -1361,7 +1489,7 @@ impl Crowd {
         mut ahead: Vec<(RasterKey, DiscRaster)>,
     ) -> Vec<(RasterKey, DiscRaster)> {
         let mut rasters: Vec<(RasterKey, DiscRaster)> = Vec::new();
-        let keys = keys_by_population(self.agents.iter().flatten().filter(|a| a.plans()));
+        let keys = keys_by_population(self.agents.iter().flatten().filter(|a| a.relaxes()));
         let planners: usize = keys.iter().map(|k| k.count).sum();
         for &KeyCount {
             key,
@@ -1391,6 +1519,7 @@ impl Crowd {
         self.agents
             .iter()
             .flatten()
+            .filter(|a| !a.is_external())
             .map(|a| a.params.local_map.width() * 0.5 * std::f64::consts::SQRT_2)
             .fold(1.0, f64::max)
     }
@@ -1424,6 +1553,14 @@ fn plan_job(
             (*i, plan)
         })
         .collect()
+}
+
+/// Goal `id` of `goals`, which an agent's queue holds: goals are removed only once no agent
+/// holds them ([`Crowd::remove_goal`]).
+fn live_goal(goals: &[Option<Goal>], id: GoalId) -> &Goal {
+    goals[id.0 as usize]
+        .as_ref()
+        .expect("agents hold only goals that exist")
 }
 
 /// Four boxes, one metre thick, just outside the world rectangle: the closed border every local

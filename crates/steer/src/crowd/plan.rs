@@ -11,8 +11,8 @@ use crowdfield_field::{CellKind, Shape};
 
 use super::guard::ShapeGrid;
 use super::{
-    Agent, AgentGrid, Goal, LevelMark, Plan, Prepared, RasterKey, Way, overlaps_beyond_contact,
-    raster_key, shape_near,
+    Agent, AgentGrid, Goal, HandedStep, LevelMark, Plan, Prepared, RasterKey, Way, live_goal,
+    overlaps_beyond_contact, raster_key, shape_near,
 };
 use crate::behaviour::{Behaviour, BehaviourInput};
 use crate::disc_raster::DiscRaster;
@@ -35,7 +35,7 @@ pub(super) struct World<'a> {
     /// Whether behaviours see only neighbours in line of sight.
     pub(super) sight: bool,
     pub(super) moving: &'a [(Shape, (DVec2, DVec2))],
-    pub(super) goals: &'a [Goal],
+    pub(super) goals: &'a [Option<Goal>],
     pub(super) step: u64,
     pub(super) rasters: &'a [(RasterKey, StaticRaster)],
     /// Every agent's disc of the snapshot, per raster key of the planning agents.
@@ -99,23 +99,20 @@ impl World<'_> {
         hash: &AgentGrid,
         scratch: &mut Neighbours,
     ) -> Prepared {
+        if agent.is_external() {
+            return Prepared::Done(handed_plan(agent));
+        }
         let pos = agent.position;
         let goal_id = agent.params.goals[agent.goal_index];
-        let goal = &self.goals[goal_id.0 as usize];
+        let goal = live_goal(self.goals, goal_id);
         let depth_before = agent.subgoals.len();
         // Settling after arrival (`ArrivalAction::Settle`): inside the goal its map is flat,
         // so the way in is the straight line to the goal's centre.
         let settling = agent.settling;
         let flow = if settling {
             goal.centre - pos
-        } else if goal.search.is_some() {
-            // A search map changes every step: no sub-goals on it.
-            goal.map.descent_at(pos)
         } else {
-            agent
-                .subgoals
-                .descent_shared(&goal.map, pos, &goal.subgoals)
-                .unwrap_or(DVec2::ZERO)
+            goal.guidance_at(pos, &mut agent.subgoals)
         };
         let recovered = agent.subgoals.len() > depth_before;
         let unreachable = !settling
@@ -577,6 +574,29 @@ impl World<'_> {
     }
 }
 
+/// The plan of an agent steered from outside: the step handed over for it (taken, so it is
+/// used once), or standing where none was.
+fn handed_plan(agent: &mut Agent) -> Plan {
+    let step = agent.handed.take().unwrap_or(HandedStep {
+        displacement: DVec2::ZERO,
+        heading: DVec2::ZERO,
+        speed_factor: 0.0,
+    });
+    let heading = step
+        .heading
+        .try_normalize()
+        .or_else(|| step.displacement.try_normalize())
+        .unwrap_or(agent.heading);
+    Plan {
+        displacement: step.displacement,
+        heading,
+        speed_factor: step.speed_factor,
+        bias: agent.bias,
+        unreachable: false,
+        recovered: false,
+    }
+}
+
 /// Counts the agent's step towards being stuck, or marks its progress, by the level of the
 /// field it follows where it stands and its distance from the goal's region (see
 /// [`CrowdSettings::stuck_after`](super::CrowdSettings)): `flow` is that field's descent there.
@@ -589,7 +609,7 @@ impl World<'_> {
 /// (`level_mark` empty).
 fn track_progress(agent: &mut Agent, goal: &Goal, flow: DVec2) {
     let field = agent.subgoals.active_field(&goal.map);
-    let level = if goal.search.is_none() {
+    let level = if goal.follows_map() {
         field.potential_at(agent.position)
     } else {
         None

@@ -1482,7 +1482,7 @@ fn a_new_goal_starts_progress_afresh() {
     crowd.step();
     let agent = crowd.agent(id).unwrap();
     let mark = agent.level_mark.expect("marked on the second goal's map");
-    let second_map = crowd.goals[second.0 as usize].revision;
+    let second_map = crowd.goal(second).expect("added").revision;
     assert_eq!(mark.revision, second_map);
     assert_eq!(agent.stalled, 0);
 }
