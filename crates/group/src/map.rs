@@ -1,0 +1,457 @@
+//! The group map: one moving grid per group (seed 004 §5.2.2–§5.2.3, digest 004 §5.2 and §5.3).
+//!
+//! A `side × side` grid of square cells centred on the group's anchor, on a world lattice
+//! (cell k covers `[k·c, (k + 1)·c)`) so that it moves by whole cells and keeps its potentials
+//! from step to step (warm start, digest 004 §3.1). Its cells hold the potential of
+//!
+//! ```text
+//! ∇²p + ε v·∇p = 0      border and obstacles p = 1, intermediate goal p = 0
+//! ```
+//!
+//! with the group's own (v, ε), relaxed by lexicographic Gauss–Seidel. Each step:
+//!
+//! 1. **Re-centre** on the anchor: potentials carried, every interior cell free, cells that
+//!    were stamped restart from the initial value (≈ 0.9, digest 004 §3.1).
+//! 2. **Stamp** static and moving obstacles grown by the members' radius, and every agent that is
+//!    not a member (other groups' members, individual walkers) as a disc of the summed radii.
+//! 3. **Project the intermediate goal** on the border: the border cells nearest to where the
+//!    ray from the centre along the group's guidance leaves the map. Where none of them opens
+//!    onto a free cell (a wall runs along the border there), the goal is searched inwards
+//!    along the ray, against the guidance, and set on the first free cell met and its free
+//!    neighbours (seed: "a propagation in the direction opposite to the goal direction").
+//! 4. **Measure clearance**: the ring (Chebyshev) distance of every cell from the nearest
+//!    obstacle cell or the border, which gives the bands B_i (cells i rings away).
+//! 5. **Stamp the members**, each as its one cell at 1 (its eight neighbours are then in
+//!    B_1); the potential under it is kept to restore when it leaves.
+//! 6. **Relax** (batched across groups, see [`crate::Groups`]).
+//!
+//! While members decide one after the other (Algorithm 3, lines 26–31), each frees its own
+//! cell, reads the descent there, and is stamped again where it will stand; the cells it left
+//! get their potential back and a few Gauss–Seidel sweeps smooth a small window around both
+//! ([`GroupMap::move_member`]), instead of a full relaxation.
+
+use glam::{DVec2, IVec2};
+
+use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Shape, floor_i32};
+
+use crate::GroupError;
+
+/// Smallest side of a group map, in cells.
+pub const MIN_MAP_SIDE: usize = 5;
+/// Largest side of a group map, in cells.
+pub const MAX_MAP_SIDE: usize = 255;
+
+/// How far (in cells) around a moved member's old and new cells [`GroupMap::move_member`]
+/// smooths.
+const SMOOTH_REACH: usize = 2;
+
+/// A group's moving map (see the module doc).
+#[derive(Debug, Clone)]
+pub struct GroupMap {
+    field: Field<f64>,
+    side: usize,
+    cell: f64,
+    /// Lattice cell of the map's centre cell.
+    anchor: IVec2,
+    initial_value: f64,
+    /// Intermediate goal cells of the last projection.
+    goal: Vec<(usize, usize)>,
+    /// Ring distance of each cell from the nearest obstacle cell or the border (members not
+    /// counted), as measured after the last stamping.
+    clearance: Vec<u16>,
+}
+
+impl GroupMap {
+    /// A map of `side × side` cells of `cell` metres centred on `centre`, free cells at
+    /// `initial_value`.
+    pub fn new(
+        side: usize,
+        cell: f64,
+        centre: DVec2,
+        initial_value: f64,
+    ) -> Result<Self, GroupError> {
+        check_side(side)?;
+        if !(cell.is_finite() && cell > 0.0) {
+            return Err(GroupError::BadSettings("cell size must be finite and > 0"));
+        }
+        if !centre.is_finite() {
+            return Err(GroupError::BadSettings("map centre must be finite"));
+        }
+        let anchor = lattice_cell(centre, cell);
+        let field = Field::new(geometry(side, cell, anchor)?, initial_value);
+        Ok(Self {
+            field,
+            side,
+            cell,
+            anchor,
+            initial_value,
+            goal: Vec::new(),
+            clearance: vec![0; side * side],
+        })
+    }
+
+    /// The potentials and kinds.
+    pub fn field(&self) -> &Field<f64> {
+        &self.field
+    }
+
+    pub(crate) fn field_mut(&mut self) -> &mut Field<f64> {
+        &mut self.field
+    }
+
+    /// Cells per side.
+    pub fn side(&self) -> usize {
+        self.side
+    }
+
+    /// Cell size in metres.
+    pub fn cell_size(&self) -> f64 {
+        self.cell
+    }
+
+    /// Half the map's width in metres.
+    pub fn half_size(&self) -> f64 {
+        self.side as f64 * self.cell * 0.5
+    }
+
+    /// The world point at the map's centre.
+    pub fn centre(&self) -> DVec2 {
+        let (lo, hi) = self.field.geometry().world_bounds();
+        (lo + hi) * 0.5
+    }
+
+    /// The intermediate goal cells of the last projection.
+    pub fn goal_cells(&self) -> &[(usize, usize)] {
+        &self.goal
+    }
+
+    /// Moves the map onto the lattice cell holding `centre`, carrying potentials; a new side
+    /// starts the map afresh.
+    pub fn recentre(&mut self, centre: DVec2, side: usize) -> Result<(), GroupError> {
+        if side != self.side {
+            *self = GroupMap::new(side, self.cell, centre, self.initial_value)?;
+            return Ok(());
+        }
+        let anchor = lattice_cell(centre, self.cell);
+        let init = self.initial_value;
+        self.field
+            .translate_and_reopen(anchor - self.anchor, init, init);
+        self.anchor = anchor;
+        self.goal.clear();
+        Ok(())
+    }
+
+    /// Whether `(x, y)` lies inside the border ring.
+    fn interior(&self, x: usize, y: usize) -> bool {
+        x > 0 && y > 0 && x + 1 < self.side && y + 1 < self.side
+    }
+
+    /// The interior cell holding world point `p`, if any.
+    pub fn interior_cell(&self, p: DVec2) -> Option<(usize, usize)> {
+        let c = self.field.geometry().world_to_cell(p);
+        if c.x <= 0 || c.y <= 0 || c.x as usize + 1 >= self.side || c.y as usize + 1 >= self.side
+        {
+            return None;
+        }
+        Some((c.x as usize, c.y as usize))
+    }
+
+    /// Stamps `shape` grown by `inflation` into the interior as obstacle; returns cells set.
+    pub fn stamp_obstacle(&mut self, shape: &Shape, inflation: f64, coverage: Coverage) -> usize {
+        let Ok(cells) = shape.cells(self.field.geometry(), inflation, coverage) else {
+            return 0;
+        };
+        let mut n = 0;
+        for (x, y) in cells {
+            if self.interior(x, y) && self.field.set_obstacle(x, y).is_ok() {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Sets the intermediate goal for guidance along `direction` with `count` border cells
+    /// (see the module doc, step 3). Returns the goal cells; none for a zero direction.
+    pub fn project_goal(&mut self, direction: DVec2, count: usize) -> &[(usize, usize)] {
+        self.goal.clear();
+        let Some(dir) = direction.try_normalize() else {
+            return &self.goal;
+        };
+        let n = self.side;
+        let h = (n as f64 - 1.0) * 0.5;
+        let centre = DVec2::splat(h);
+        let exit = centre + dir * (h / dir.x.abs().max(dir.y.abs()));
+        // Border cells but the corners (which touch no interior cell), nearest the exit first,
+        // ties by (y, x).
+        let mut border: Vec<(f64, usize, usize)> = Vec::with_capacity(4 * n);
+        for i in 1..n - 1 {
+            for (x, y) in [(i, 0), (i, n - 1), (0, i), (n - 1, i)] {
+                let d = (DVec2::new(x as f64, y as f64) - exit).length_squared();
+                border.push((d, y, x));
+            }
+        }
+        border.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+        let count = count.max(1);
+        let inward = |x: usize, y: usize| -> (usize, usize) {
+            let x = x.clamp(1, n - 2);
+            let y = y.clamp(1, n - 2);
+            (x, y)
+        };
+        let opens = border.iter().take(count).any(|&(_, y, x)| {
+            let (ix, iy) = inward(x, y);
+            self.field.kind(ix, iy) == Some(CellKind::Free)
+        });
+        if opens {
+            for &(_, y, x) in border.iter().take(count) {
+                let _ = self.field.set_goal(x, y);
+                self.goal.push((x, y));
+            }
+            return &self.goal;
+        }
+        // Blocked where the guidance leaves the map: search inwards against the guidance.
+        let steps = (2.0 * h / 0.5).ceil() as usize;
+        for k in 1..=steps {
+            let p = exit - dir * (k as f64 * 0.5);
+            let (x, y) = (p.x.round(), p.y.round());
+            if x < 1.0 || y < 1.0 || x > (n - 2) as f64 || y > (n - 2) as f64 {
+                continue;
+            }
+            let (x, y) = (x as usize, y as usize);
+            if self.field.kind(x, y) != Some(CellKind::Free) {
+                continue;
+            }
+            for (dx, dy) in [(0i32, 0i32), (1, 0), (-1, 0), (0, 1), (0, -1)] {
+                let (cx, cy) = ((x as i32 + dx) as usize, (y as i32 + dy) as usize);
+                if self.interior(cx, cy)
+                    && self.field.kind(cx, cy) == Some(CellKind::Free)
+                    && self.field.set_goal(cx, cy).is_ok()
+                {
+                    self.goal.push((cx, cy));
+                }
+            }
+            break;
+        }
+        &self.goal
+    }
+
+    /// Measures every cell's ring distance from the nearest obstacle cell or the border (step
+    /// 4 of the module doc; call it after stamping obstacles and before stamping members).
+    pub fn measure_clearance(&mut self) {
+        let n = self.side;
+        let far = u16::MAX / 2;
+        let kinds = self.field.kinds();
+        for (d, (k, i)) in self.clearance.iter_mut().zip(kinds.iter().zip(0..)) {
+            let (x, y) = (i % n, i / n);
+            let edge = x == 0 || y == 0 || x + 1 == n || y + 1 == n;
+            *d = if edge || *k == CellKind::Obstacle {
+                0
+            } else {
+                far
+            };
+        }
+        // Two passes of the 8-neighbour chamfer: exact for the Chebyshev distance.
+        let c = &mut self.clearance;
+        for y in 1..n - 1 {
+            for x in 1..n - 1 {
+                let i = y * n + x;
+                let m = c[i - 1].min(c[i - n - 1]).min(c[i - n]).min(c[i - n + 1]);
+                c[i] = c[i].min(m + 1);
+            }
+        }
+        for y in (1..n - 1).rev() {
+            for x in (1..n - 1).rev() {
+                let i = y * n + x;
+                let m = c[i + 1].min(c[i + n + 1]).min(c[i + n]).min(c[i + n - 1]);
+                c[i] = c[i].min(m + 1);
+            }
+        }
+    }
+
+    /// The ring distance of cell `(x, y)` from the nearest obstacle or border cell, as last
+    /// measured (members not counted).
+    pub fn clearance(&self, x: usize, y: usize) -> usize {
+        self.clearance[y * self.side + x] as usize
+    }
+
+    /// Stamps a member standing on interior cell `(x, y)`: the cell becomes an obstacle at 1.
+    /// Returns false, changing nothing, where the cell was not free (the member stands on a
+    /// stamped obstacle or another member).
+    pub fn stamp_member(&mut self, (x, y): (usize, usize)) -> bool {
+        if self.field.kind(x, y) != Some(CellKind::Free) {
+            return false;
+        }
+        self.field.set_obstacle(x, y).is_ok()
+    }
+
+    /// Frees a member's cell (Algorithm 3, line 27): free again, at the weighted mean of its
+    /// four neighbours under `bias` (one Gauss–Seidel update). The potential it held before
+    /// it was stamped is no use: it is last step's, or the initial value where the map moved,
+    /// and a cell well below its neighbours would draw every descent around it into it.
+    pub fn free_member(&mut self, (x, y): (usize, usize), bias: &Bias) {
+        if !self.interior(x, y) {
+            return;
+        }
+        let n = self.side;
+        let i = y * n + x;
+        let p = self.field.potentials();
+        let v = bias.weights().apply(p[i + 1], p[i - 1], p[i + n], p[i - n]);
+        let _ = self.field.set_free(x, y, v.clamp(0.0, 1.0));
+    }
+
+    /// A member moves from `from` to `to` (interior cells; `from` already freed with
+    /// [`Self::free_member`]): it is stamped on `to`, and `sweeps` Gauss–Seidel sweeps with
+    /// `bias` smooth the cells within two of either (seed 004 §5.3: restore, restamp, "a few"
+    /// iterations). Returns whether `to` was free and is now stamped.
+    pub fn move_member(
+        &mut self,
+        from: (usize, usize),
+        to: (usize, usize),
+        bias: &Bias,
+        sweeps: usize,
+    ) -> bool {
+        let stamped = self.stamp_member(to);
+        let r = SMOOTH_REACH;
+        let lo = (
+            from.0.min(to.0).saturating_sub(r).max(1),
+            from.1.min(to.1).saturating_sub(r).max(1),
+        );
+        let hi = (
+            (from.0.max(to.0) + r).min(self.side - 2),
+            (from.1.max(to.1) + r).min(self.side - 2),
+        );
+        self.smooth(lo, hi, bias, sweeps);
+        stamped
+    }
+
+    /// `sweeps` lexicographic Gauss–Seidel sweeps of the free cells in the window `lo..=hi`.
+    pub fn smooth(&mut self, lo: (usize, usize), hi: (usize, usize), bias: &Bias, sweeps: usize) {
+        let w = bias.weights();
+        let n = self.side;
+        for _ in 0..sweeps {
+            for y in lo.1..=hi.1 {
+                for x in lo.0..=hi.0 {
+                    if self.field.kind(x, y) != Some(CellKind::Free) {
+                        continue;
+                    }
+                    let p = self.field.potentials();
+                    let i = y * n + x;
+                    let v = w.apply(p[i + 1], p[i - 1], p[i + n], p[i - n]);
+                    self.field.potentials_mut()[i] = v;
+                }
+            }
+        }
+    }
+
+    /// The descent at interior cell `(x, y)` by central differences (seed 004 §5.3.1: the
+    /// group-map gradient at the member's cell), in potential per cell.
+    pub fn descent_at_cell(&self, (x, y): (usize, usize)) -> DVec2 {
+        self.field.descent_at_cell(x, y)
+    }
+
+    /// Every cell's band weight μ with `members` stamped (for overlays): the weight of the
+    /// band the cell lies in, `weights[i − 1]` for B_i, 1 on obstacle cells, 0 beyond the last
+    /// band.
+    pub fn band_weights(&self, members: &[(usize, usize)], weights: &[f64]) -> Vec<f64> {
+        let n = self.side;
+        (0..n * n)
+            .map(|i| {
+                let (x, y) = (i % n, i / n);
+                let ring = members
+                    .iter()
+                    .map(|m| chebyshev(*m, (x, y)))
+                    .fold(self.clearance(x, y), usize::min);
+                band_weight(ring, weights)
+            })
+            .collect()
+    }
+}
+
+/// The weight μ of band B_`ring` (`weights[ring − 1]`), 1 at ring 0 (on an obstacle), 0 beyond
+/// the last band.
+pub fn band_weight(ring: usize, weights: &[f64]) -> f64 {
+    if ring == 0 {
+        1.0
+    } else {
+        weights.get(ring - 1).copied().unwrap_or(0.0)
+    }
+}
+
+/// The Chebyshev (ring) distance between two cells.
+pub fn chebyshev(a: (usize, usize), b: (usize, usize)) -> usize {
+    a.0.abs_diff(b.0).max(a.1.abs_diff(b.1))
+}
+
+fn check_side(side: usize) -> Result<(), GroupError> {
+    if !(MIN_MAP_SIDE..=MAX_MAP_SIDE).contains(&side) {
+        return Err(GroupError::BadMapSide(side));
+    }
+    Ok(())
+}
+
+/// The world-lattice cell of cell size `cell` holding `p`.
+fn lattice_cell(p: DVec2, cell: f64) -> IVec2 {
+    IVec2::new(floor_i32(p.x / cell), floor_i32(p.y / cell))
+}
+
+fn geometry(side: usize, cell: f64, anchor: IVec2) -> Result<GridGeometry, GroupError> {
+    let half = (side / 2) as i32;
+    let origin = (anchor - IVec2::splat(half)).as_dvec2() * cell;
+    Ok(GridGeometry::new(origin, cell, side, side)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clearance_counts_rings_from_the_border_and_obstacles() {
+        let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
+        map.measure_clearance();
+        assert_eq!(map.clearance(1, 1), 1);
+        assert_eq!(map.clearance(5, 5), 5);
+        map.field_mut().set_obstacle(5, 5).unwrap();
+        map.measure_clearance();
+        assert_eq!(map.clearance(5, 5), 0);
+        assert_eq!(map.clearance(6, 6), 1, "diagonal neighbours are one ring away");
+        assert_eq!(map.clearance(7, 5), 2);
+        assert_eq!(map.clearance(3, 3), 2);
+    }
+
+    #[test]
+    fn the_goal_is_projected_where_the_guidance_leaves_the_map() {
+        let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
+        let cells = map.project_goal(DVec2::X, 3).to_vec();
+        assert_eq!(cells.len(), 3);
+        for (x, y) in cells {
+            assert_eq!(x, 10);
+            assert!((4..=6).contains(&y));
+        }
+    }
+
+    #[test]
+    fn a_blocked_border_puts_the_goal_on_the_first_free_cell_inwards() {
+        let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
+        // A wall two cells thick along the east border.
+        for y in 1..10 {
+            for x in 8..10 {
+                map.field_mut().set_obstacle(x, y).unwrap();
+            }
+        }
+        let cells = map.project_goal(DVec2::X, 3).to_vec();
+        assert!(!cells.is_empty());
+        assert!(cells.contains(&(7, 5)), "{cells:?}");
+        for (x, _) in &cells {
+            assert!(*x <= 7);
+        }
+    }
+
+    #[test]
+    fn band_weights_fall_from_one_at_obstacles_to_zero_beyond_the_last_band() {
+        let weights = [1.0, 0.5, 0.25];
+        assert_eq!(band_weight(0, &weights), 1.0);
+        assert_eq!(band_weight(1, &weights), 1.0);
+        assert_eq!(band_weight(2, &weights), 0.5);
+        assert_eq!(band_weight(3, &weights), 0.25);
+        assert_eq!(band_weight(4, &weights), 0.0);
+    }
+}
