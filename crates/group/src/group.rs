@@ -429,7 +429,13 @@ impl Group {
             self.map.stamp_obstacle(&disc, radius, coverage);
         }
         let direction = if self.arrived { DVec2::ZERO } else { guidance };
-        self.map.project_goal(direction, self.settings.goal_cells);
+        let from: Vec<(usize, usize)> = self
+            .members
+            .iter()
+            .filter_map(|m| self.map.interior_cell(m.position))
+            .collect();
+        self.map
+            .project_goal(direction, self.settings.goal_cells, &from);
         self.map.measure_clearance();
         Ok(())
     }

@@ -16,9 +16,12 @@
 //!    not a member (other groups' members, individual walkers) as a disc of the summed radii.
 //! 3. **Project the intermediate goal** on the border: the border cells nearest to where the
 //!    ray from the centre along the group's guidance leaves the map. Where none of them opens
-//!    onto a free cell (a wall runs along the border there), the goal is searched inwards
-//!    along the ray, against the guidance, and set on the first free cell met and its free
-//!    neighbours (seed: "a propagation in the direction opposite to the goal direction").
+//!    onto a free cell the members can walk to (an obstacle larger than the map lies across
+//!    the way), the goal slides along the border to the nearest cells that do, and the whole
+//!    group goes round the obstacle (seed 004 §5.10; Algorithm 3: "on the border, or on the nearest free cells").
+//!    Where no border cell opens at all, it is searched inwards along the ray, against the
+//!    guidance, and set on the first free cell met and its free neighbours (the seed's
+//!    "propagation in the direction opposite to the goal direction").
 //! 4. **Measure clearance**: the ring (Chebyshev) distance of every cell from the nearest
 //!    obstacle cell or the border, which gives the bands B_i (cells i rings away).
 //! 5. **Stamp the members**, each as its one cell at 1 (its eight neighbours are then in
@@ -171,13 +174,44 @@ impl GroupMap {
     }
 
     /// Sets the intermediate goal for guidance along `direction` with `count` border cells
-    /// (see the module doc, step 3). Returns the goal cells; none for a zero direction.
-    pub fn project_goal(&mut self, direction: DVec2, count: usize) -> &[(usize, usize)] {
+    /// (see the module doc, step 3), reachable from the interior cells `from` (the members'
+    /// cells; none: any free cell counts as reachable). Returns the goal cells; none for a zero
+    /// direction.
+    pub fn project_goal(
+        &mut self,
+        direction: DVec2,
+        count: usize,
+        from: &[(usize, usize)],
+    ) -> &[(usize, usize)] {
         self.goal.clear();
         let Some(dir) = direction.try_normalize() else {
             return &self.goal;
         };
         let n = self.side;
+        // The free interior cells the members can walk to (4-connected).
+        let mut reached = vec![from.is_empty(); n * n];
+        let mut todo: Vec<(usize, usize)> = from
+            .iter()
+            .copied()
+            .filter(|&(x, y)| self.interior(x, y))
+            .collect();
+        let seeded = !todo.is_empty();
+        if !from.is_empty() && !seeded {
+            reached.fill(true);
+        }
+        while let Some((x, y)) = todo.pop() {
+            let i = y * n + x;
+            if reached[i] || !self.interior(x, y) {
+                continue;
+            }
+            // A member's own cell is walkable even where an obstacle was stamped on it.
+            let free = self.field.kind(x, y) == Some(CellKind::Free) || from.contains(&(x, y));
+            if !free {
+                continue;
+            }
+            reached[i] = true;
+            todo.extend([(x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)]);
+        }
         let h = (n as f64 - 1.0) * 0.5;
         let centre = DVec2::splat(h);
         let exit = centre + dir * (h / dir.x.abs().max(dir.y.abs()));
@@ -197,18 +231,34 @@ impl GroupMap {
             let y = y.clamp(1, n - 2);
             (x, y)
         };
-        let opens = border.iter().take(count).any(|&(_, y, x)| {
+        let open = |x: usize, y: usize| {
             let (ix, iy) = inward(x, y);
-            self.field.kind(ix, iy) == Some(CellKind::Free)
-        });
-        if opens {
-            for &(_, y, x) in border.iter().take(count) {
+            self.field.kind(ix, iy) == Some(CellKind::Free) && reached[iy * n + ix]
+        };
+        let opens = border.iter().take(count).any(|&(_, y, x)| open(x, y));
+        // Blocked where the guidance leaves the map (an obstacle larger than the map lies
+        // across it, and the members cannot reach that stretch of border): the goal slides
+        // along the border to the nearest cells they can reach, so the whole group goes round
+        // the obstacle (seed: "project the goal on the group-map border, or on the nearest
+        // free cells").
+        let chosen: Vec<(usize, usize)> = if opens {
+            border.iter().take(count).map(|&(_, y, x)| (x, y)).collect()
+        } else {
+            border
+                .iter()
+                .filter(|&&(_, y, x)| open(x, y))
+                .take(count)
+                .map(|&(_, y, x)| (x, y))
+                .collect()
+        };
+        if !chosen.is_empty() {
+            for (x, y) in chosen {
                 let _ = self.field.set_goal(x, y);
                 self.goal.push((x, y));
             }
             return &self.goal;
         }
-        // Blocked where the guidance leaves the map: search inwards against the guidance.
+        // No border cell opens onto the map: search inwards against the guidance.
         let steps = (2.0 * h / 0.5).ceil() as usize;
         for k in 1..=steps {
             let p = exit - dir * (k as f64 * 0.5);
@@ -420,7 +470,7 @@ mod tests {
     #[test]
     fn the_goal_is_projected_where_the_guidance_leaves_the_map() {
         let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
-        let cells = map.project_goal(DVec2::X, 3).to_vec();
+        let cells = map.project_goal(DVec2::X, 3, &[]).to_vec();
         assert_eq!(cells.len(), 3);
         for (x, y) in cells {
             assert_eq!(x, 10);
@@ -429,7 +479,7 @@ mod tests {
     }
 
     #[test]
-    fn a_blocked_border_puts_the_goal_on_the_first_free_cell_inwards() {
+    fn a_blocked_border_slides_the_goal_to_the_nearest_cells_the_members_reach() {
         let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
         // A wall two cells thick along the east border.
         for y in 1..10 {
@@ -437,11 +487,27 @@ mod tests {
                 map.field_mut().set_obstacle(x, y).unwrap();
             }
         }
-        let cells = map.project_goal(DVec2::X, 3).to_vec();
-        assert!(!cells.is_empty());
-        assert!(cells.contains(&(7, 5)), "{cells:?}");
+        let cells = map.project_goal(DVec2::X, 3, &[(5, 5)]).to_vec();
+        assert_eq!(cells.len(), 3);
+        for (x, y) in &cells {
+            assert!(*y == 0 || *y == 10, "on the north or south border: {cells:?}");
+            assert!(*x <= 7 && *x >= 5, "as near the east as the members reach: {cells:?}");
+        }
+    }
+
+    #[test]
+    fn a_map_closed_all_round_puts_the_goal_on_the_first_free_cell_inwards() {
+        let mut map = GroupMap::new(11, 1.0, DVec2::new(5.5, 5.5), 0.9).unwrap();
+        // Every cell next to the border closed, and a wall from x = 7 on.
+        for i in 1..10 {
+            for (x, y) in [(i, 1), (i, 9), (1, i), (9, i), (7, i), (8, i)] {
+                map.field_mut().set_obstacle(x, y).unwrap();
+            }
+        }
+        let cells = map.project_goal(DVec2::X, 3, &[(4, 5)]).to_vec();
+        assert!(cells.contains(&(6, 5)), "{cells:?}");
         for (x, _) in &cells {
-            assert!(*x <= 7);
+            assert!(*x <= 6);
         }
     }
 
