@@ -118,8 +118,9 @@ impl<T: Potential> Field<T> {
         &mut self.potential
     }
 
-    /// Kinds and mutable potentials together, for solvers.
-    pub(crate) fn parts_mut(&mut self) -> (&GridGeometry, &[CellKind], &mut [T]) {
+    /// Kinds and mutable potentials together, for solvers (a group map's local sweeps): the
+    /// kinds cannot change while the potentials are written.
+    pub fn parts_mut(&mut self) -> (&GridGeometry, &[CellKind], &mut [T]) {
         (&self.geometry, &self.kinds, &mut self.potential)
     }
 

@@ -52,8 +52,9 @@ pub fn least_total_distance(from: &[DVec2], to: &[DVec2]) -> Vec<usize> {
     assignment
 }
 
-/// The pairs of straight paths `from[i] → to[i]` that cross (touching at an end point or
-/// running along each other does not count).
+/// The pairs of straight paths `from[i] → to[i]` that cross: that meet at a point inside both,
+/// or run along the same line over a stretch (the two members would walk through each
+/// other). Touching at an end point does not count.
 pub fn crossings(from: &[DVec2], to: &[DVec2]) -> usize {
     let n = from.len().min(to.len());
     let mut count = 0;
@@ -73,8 +74,22 @@ fn segments_cross(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> bool {
     let (d1, d2) = (orient(c, d, a), orient(c, d, b));
     let (d3, d4) = (orient(a, b, c), orient(a, b, d));
     let eps = 1e-12;
-    ((d1 > eps && d2 < -eps) || (d1 < -eps && d2 > eps))
-        && ((d3 > eps && d4 < -eps) || (d3 < -eps && d4 > eps))
+    let proper = ((d1 > eps && d2 < -eps) || (d1 < -eps && d2 > eps))
+        && ((d3 > eps && d4 < -eps) || (d3 < -eps && d4 > eps));
+    if proper {
+        return true;
+    }
+    // On one line: they cross where their stretches along it overlap by more than a point.
+    let collinear = [d1, d2, d3, d4].iter().all(|d| d.abs() <= 1e-9);
+    let axis = (b - a).try_normalize().or((d - c).try_normalize());
+    match axis {
+        Some(u) if collinear => {
+            let (a0, a1) = (a.dot(u).min(b.dot(u)), a.dot(u).max(b.dot(u)));
+            let (c0, c1) = (c.dot(u).min(d.dot(u)), c.dot(u).max(d.dot(u)));
+            a1.min(c1) - a0.max(c0) > 1e-9
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -91,6 +106,15 @@ mod tests {
     }
 
     #[test]
+    fn paths_along_one_line_that_overlap_cross() {
+        let from = [DVec2::new(0.0, 0.0), DVec2::new(0.0, 1.0)];
+        let to = [DVec2::new(0.0, 2.0), DVec2::new(0.0, -1.0)];
+        assert_eq!(crossings(&from, &to), 1);
+        let to = [DVec2::new(0.0, -1.0), DVec2::new(0.0, 2.0)];
+        assert_eq!(crossings(&from, &to), 0);
+    }
+
+    #[test]
     fn the_least_total_distance_uncrosses_a_mirrored_line() {
         // A line of five turned round: by index every path crosses the middle one's.
         let from: Vec<DVec2> = (0..5).map(|i| DVec2::new(i as f64, 0.0)).collect();
@@ -100,7 +124,10 @@ mod tests {
         let ends: Vec<DVec2> = assigned.iter().map(|&k| to[k]).collect();
         assert_eq!(crossings(&from, &ends), 0);
         for (a, b) in from.iter().zip(&ends) {
-            assert!((a.x - b.x).abs() < 1e-12, "each takes the slot in front of it");
+            assert!(
+                (a.x - b.x).abs() < 1e-12,
+                "each takes the slot in front of it"
+            );
         }
     }
 }

@@ -122,7 +122,11 @@ impl Template {
                     .map(|i| {
                         let (row, col) = (i / cols, i % cols);
                         // The last row, if short, is centred.
-                        let in_row = if row + 1 == rows { n - row * cols } else { cols };
+                        let in_row = if row + 1 == rows {
+                            n - row * cols
+                        } else {
+                            cols
+                        };
                         let x = (col as f64 - (in_row as f64 - 1.0) * 0.5) * s;
                         let y = -(row as f64) * s;
                         DVec2::new(x, y)
@@ -363,7 +367,9 @@ mod tests {
     #[test]
     fn twenty_points_for_seven_members_take_every_second_from_the_first() {
         // Digest 004 §12 test 10: indices {0, 2, 4, …, 12}.
-        let points: Vec<DVec2> = (0..20).map(|i| DVec2::new(i as f64, (i * i) as f64)).collect();
+        let points: Vec<DVec2> = (0..20)
+            .map(|i| DVec2::new(i as f64, (i * i) as f64))
+            .collect();
         let slots = resample_stride(&points, 7).unwrap();
         let taken: Vec<DVec2> = [0, 2, 4, 6, 8, 10, 12].iter().map(|&i| points[i]).collect();
         assert_eq!(slots, taken);
@@ -404,9 +410,11 @@ mod tests {
         );
         assert_eq!(resample_stride(&[DVec2::ONE], 1).unwrap(), vec![DVec2::ONE]);
         assert!(Formation::points(vec![]).slots(2, 0.25).is_err());
-        assert!(Formation::points(vec![DVec2::NAN, DVec2::ONE])
-            .slots(2, 0.25)
-            .is_err());
+        assert!(
+            Formation::points(vec![DVec2::NAN, DVec2::ONE])
+                .slots(2, 0.25)
+                .is_err()
+        );
         assert!(resample_catmull_rom(&[DVec2::ZERO], 2).is_err());
     }
 
@@ -453,7 +461,10 @@ mod tests {
             .copied()
             .max_by(|a, b| a.y.total_cmp(&b.y))
             .unwrap();
-        assert!((front - slots[0]).length() < 1e-12, "the first member leads");
+        assert!(
+            (front - slots[0]).length() < 1e-12,
+            "the first member leads"
+        );
         assert!(front.x.abs() < 1e-9);
     }
 

@@ -33,7 +33,7 @@
 
 use glam::DVec2;
 
-use crowdfield_field::{Bias, Shape, SubgoalStack};
+use crowdfield_field::{Bias, Coverage, Shape, SubgoalStack};
 use crowdfield_steer::{AgentId, GoalId, HandedStep, HeadingRule, SpeedLaw, decide};
 
 use crate::formation::to_world;
@@ -182,6 +182,9 @@ pub struct Group {
     /// Side used this step (the map side, or the keep-together side).
     pub(crate) side: usize,
     pub(crate) arrived: bool,
+    /// True while the group's guidance gives no direction this step (arrived, holding, or
+    /// close behind its leader).
+    pub(crate) standing: bool,
     pub(crate) reported_arrival: bool,
     pub(crate) formation_reached: bool,
     pub(crate) arrived_at: Option<u64>,
@@ -361,10 +364,12 @@ impl Group {
         // steps keep them there (`decide_members`), so the map never moves off one of them.
         let reach = hold_reach(side, self.cell());
         if !self.members.is_empty() && reach > 0.0 {
-            let (lo, hi) = self.members.iter().fold(
-                (DVec2::NEG_INFINITY, DVec2::INFINITY),
-                |(lo, hi), m| (lo.max(m.position - reach), hi.min(m.position + reach)),
-            );
+            let (lo, hi) = self
+                .members
+                .iter()
+                .fold((DVec2::NEG_INFINITY, DVec2::INFINITY), |(lo, hi), m| {
+                    (lo.max(m.position - reach), hi.min(m.position + reach))
+                });
             if lo.cmple(hi).all() {
                 self.anchor = self.anchor.clamp(lo, hi);
             }
@@ -388,7 +393,8 @@ impl Group {
             return;
         }
         let turned = self.assigned_heading.dot(self.heading) < 0.0;
-        let broken = !self.formation_reached && self.measures.slot_distance > self.break_tolerance();
+        let broken =
+            !self.formation_reached && self.measures.slot_distance > self.break_tolerance();
         if self.settings.assignment == SlotAssignment::NonCrossing
             && (self.reassign || turned || broken)
         {
@@ -422,11 +428,16 @@ impl Group {
             self.map.stamp_obstacle(shape, radius, coverage);
         }
         for (centre, r) in others {
-            let disc = Shape::Disc {
-                centre: *centre,
-                radius: *r,
-            };
-            self.map.stamp_obstacle(&disc, radius, coverage);
+            // (Cells whose centre the grown disc covers, as `Coverage::Centre` would give.)
+            if coverage == Coverage::Centre {
+                self.map.stamp_disc(*centre, r + radius);
+            } else {
+                let disc = Shape::Disc {
+                    centre: *centre,
+                    radius: *r,
+                };
+                self.map.stamp_obstacle(&disc, radius, coverage);
+            }
         }
         let direction = if self.arrived { DVec2::ZERO } else { guidance };
         let from: Vec<(usize, usize)> = self
@@ -528,8 +539,12 @@ impl Group {
                     } else {
                         descent
                     };
-                    let (phi, psi_env) =
-                        decide(m.heading, descent, HeadingRule::Inertia(eta), SpeedLaw::Cosine);
+                    let (phi, psi_env) = decide(
+                        m.heading,
+                        descent,
+                        HeadingRule::Inertia(eta),
+                        SpeedLaw::Cosine,
+                    );
                     let environment = phi * (mu * psi_env);
                     let (form, omega) = match slot {
                         Some(s) => {
@@ -546,7 +561,15 @@ impl Group {
                         None => (DVec2::ZERO, DVec2::ZERO),
                     };
                     let d = (environment + form).clamp_length_max(1.0) * m.max_step;
-                    (d, if descent == DVec2::ZERO { m.heading } else { phi }, omega)
+                    (
+                        d,
+                        if descent == DVec2::ZERO {
+                            m.heading
+                        } else {
+                            phi
+                        },
+                        omega,
+                    )
                 }
             };
             // A member inside the map stays inside it (the seed warns that members faster than
@@ -564,10 +587,7 @@ impl Group {
             let to = self.map.interior_cell(m.position + displacement);
             if let Some(from) = interior {
                 stamped[k] = match to {
-                    Some(to) => self
-                        .map
-                        .move_member(from, to, &bias, sweeps)
-                        .then_some(to),
+                    Some(to) => self.map.move_member(from, to, &bias, sweeps).then_some(to),
                     None => None,
                 };
             }

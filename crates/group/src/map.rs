@@ -62,6 +62,13 @@ pub struct GroupMap {
     /// Ring distance of each cell from the nearest obstacle cell or the border (members not
     /// counted), as measured after the last stamping.
     clearance: Vec<u16>,
+    /// Interior cells stamped as obstacles since the last re-centring.
+    stamped: usize,
+    /// Buffers kept from step to step: the cells the members reach, the flood's queue, and
+    /// the border cells by distance from the exit.
+    reached: Vec<bool>,
+    todo: Vec<u32>,
+    border: Vec<(f64, usize, usize)>,
 }
 
 impl GroupMap {
@@ -90,6 +97,10 @@ impl GroupMap {
             initial_value,
             goal: Vec::new(),
             clearance: vec![0; side * side],
+            stamped: 0,
+            reached: Vec::new(),
+            todo: Vec::new(),
+            border: Vec::new(),
         })
     }
 
@@ -141,6 +152,7 @@ impl GroupMap {
             .translate_and_reopen(anchor - self.anchor, init, init);
         self.anchor = anchor;
         self.goal.clear();
+        self.stamped = 0;
         Ok(())
     }
 
@@ -152,8 +164,7 @@ impl GroupMap {
     /// The interior cell holding world point `p`, if any.
     pub fn interior_cell(&self, p: DVec2) -> Option<(usize, usize)> {
         let c = self.field.geometry().world_to_cell(p);
-        if c.x <= 0 || c.y <= 0 || c.x as usize + 1 >= self.side || c.y as usize + 1 >= self.side
-        {
+        if c.x <= 0 || c.y <= 0 || c.x as usize + 1 >= self.side || c.y as usize + 1 >= self.side {
             return None;
         }
         Some((c.x as usize, c.y as usize))
@@ -170,6 +181,7 @@ impl GroupMap {
                 n += 1;
             }
         }
+        self.stamped += n;
         n
     }
 
@@ -188,44 +200,65 @@ impl GroupMap {
             return &self.goal;
         };
         let n = self.side;
-        // The free interior cells the members can walk to (4-connected).
-        let mut reached = vec![from.is_empty(); n * n];
-        let mut todo: Vec<(usize, usize)> = from
-            .iter()
-            .copied()
-            .filter(|&(x, y)| self.interior(x, y))
-            .collect();
-        let seeded = !todo.is_empty();
-        if !from.is_empty() && !seeded {
-            reached.fill(true);
-        }
-        while let Some((x, y)) = todo.pop() {
-            let i = y * n + x;
-            if reached[i] || !self.interior(x, y) {
-                continue;
+        // The free interior cells the members can walk to (4-connected): all of them in a map
+        // with no obstacle stamped (the common case in the open).
+        let mut reached = std::mem::take(&mut self.reached);
+        reached.clear();
+        let everywhere = from.is_empty() || self.stamped == 0;
+        reached.resize(n * n, everywhere);
+        if !everywhere {
+            let mut todo = std::mem::take(&mut self.todo);
+            todo.clear();
+            todo.extend(
+                from.iter()
+                    .filter(|&&(x, y)| self.interior(x, y))
+                    .map(|&(x, y)| (y * n + x) as u32),
+            );
+            if todo.is_empty() {
+                reached.fill(true);
             }
-            // A member's own cell is walkable even where an obstacle was stamped on it.
-            let free = self.field.kind(x, y) == Some(CellKind::Free) || from.contains(&(x, y));
-            if !free {
-                continue;
+            let kinds = self.field.kinds();
+            let mut seeds = todo.len();
+            while let Some(i) = todo.pop() {
+                let i = i as usize;
+                let (x, y) = (i % n, i / n);
+                // A member standing on an obstacle cell still walks off it.
+                let seed = seeds > 0;
+                seeds = seeds.saturating_sub(1);
+                if reached[i]
+                    || x == 0
+                    || y == 0
+                    || x + 1 == n
+                    || y + 1 == n
+                    || (!seed && kinds[i] != CellKind::Free)
+                {
+                    continue;
+                }
+                reached[i] = true;
+                todo.extend([i + 1, i - 1, i + n, i - n].map(|j| j as u32));
             }
-            reached[i] = true;
-            todo.extend([(x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)]);
+            self.todo = todo;
         }
         let h = (n as f64 - 1.0) * 0.5;
         let centre = DVec2::splat(h);
         let exit = centre + dir * (h / dir.x.abs().max(dir.y.abs()));
         // Border cells but the corners (which touch no interior cell), nearest the exit first,
         // ties by (y, x).
-        let mut border: Vec<(f64, usize, usize)> = Vec::with_capacity(4 * n);
+        let mut border = std::mem::take(&mut self.border);
+        border.clear();
         for i in 1..n - 1 {
             for (x, y) in [(i, 0), (i, n - 1), (0, i), (n - 1, i)] {
                 let d = (DVec2::new(x as f64, y as f64) - exit).length_squared();
                 border.push((d, y, x));
             }
         }
-        border.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))));
-        let count = count.max(1);
+        let order = |a: &(f64, usize, usize), b: &(f64, usize, usize)| {
+            a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2)))
+        };
+        let count = count.max(1).min(border.len());
+        // The `count` nearest first, in order; the rest are sorted only if the goal must slide.
+        border.select_nth_unstable_by(count - 1, order);
+        border[..count].sort_by(order);
         let inward = |x: usize, y: usize| -> (usize, usize) {
             let x = x.clamp(1, n - 2);
             let y = y.clamp(1, n - 2);
@@ -244,6 +277,7 @@ impl GroupMap {
         let chosen: Vec<(usize, usize)> = if opens {
             border.iter().take(count).map(|&(_, y, x)| (x, y)).collect()
         } else {
+            border.sort_by(order);
             border
                 .iter()
                 .filter(|&&(_, y, x)| open(x, y))
@@ -251,6 +285,8 @@ impl GroupMap {
                 .map(|&(_, y, x)| (x, y))
                 .collect()
         };
+        self.border = border;
+        self.reached = reached;
         if !chosen.is_empty() {
             for (x, y) in chosen {
                 let _ = self.field.set_goal(x, y);
@@ -288,6 +324,14 @@ impl GroupMap {
     /// 4 of the module doc; call it after stamping obstacles and before stamping members).
     pub fn measure_clearance(&mut self) {
         let n = self.side;
+        if self.stamped == 0 {
+            // Nothing stamped: the distance from the border.
+            for (i, d) in self.clearance.iter_mut().enumerate() {
+                let (x, y) = (i % n, i / n);
+                *d = x.min(y).min(n - 1 - x).min(n - 1 - y) as u16;
+            }
+            return;
+        }
         let far = u16::MAX / 2;
         let kinds = self.field.kinds();
         for (d, (k, i)) in self.clearance.iter_mut().zip(kinds.iter().zip(0..)) {
@@ -373,23 +417,67 @@ impl GroupMap {
         stamped
     }
 
+    /// `sweeps` lexicographic Gauss–Seidel sweeps of the whole map with `bias` (a group
+    /// world relaxes its maps in SIMD batches instead, with the same result per map).
+    pub fn relax(&mut self, bias: &Bias, sweeps: usize) {
+        crowdfield_field::relax(
+            &mut self.field,
+            bias,
+            &crowdfield_field::Relaxation::GAUSS_SEIDEL,
+            sweeps,
+        );
+    }
+
     /// `sweeps` lexicographic Gauss–Seidel sweeps of the free cells in the window `lo..=hi`.
     pub fn smooth(&mut self, lo: (usize, usize), hi: (usize, usize), bias: &Bias, sweeps: usize) {
         let w = bias.weights();
         let n = self.side;
+        let (_, kinds, p) = self.field.parts_mut();
         for _ in 0..sweeps {
             for y in lo.1..=hi.1 {
-                for x in lo.0..=hi.0 {
-                    if self.field.kind(x, y) != Some(CellKind::Free) {
-                        continue;
+                let row = y * n;
+                for i in row + lo.0..=row + hi.0 {
+                    if kinds[i] == CellKind::Free {
+                        p[i] = w.apply(p[i + 1], p[i - 1], p[i + n], p[i - n]);
                     }
-                    let p = self.field.potentials();
-                    let i = y * n + x;
-                    let v = w.apply(p[i + 1], p[i - 1], p[i + n], p[i - n]);
-                    self.field.potentials_mut()[i] = v;
                 }
             }
         }
+    }
+
+    /// Stamps interior cell `(x, y)` as obstacle; false (nothing changed) for a border cell.
+    pub fn stamp_cell(&mut self, x: usize, y: usize) -> bool {
+        if !self.interior(x, y) || self.field.set_obstacle(x, y).is_err() {
+            return false;
+        }
+        self.stamped += 1;
+        true
+    }
+
+    /// Stamps a disc of `radius` metres about `centre` into the interior as obstacle: the
+    /// cells whose centre it covers ([`Coverage::Centre`]), without building a shape. Returns
+    /// the cells set.
+    pub fn stamp_disc(&mut self, centre: DVec2, radius: f64) -> usize {
+        let g = *self.field.geometry();
+        let lo = g.world_to_cell(centre - DVec2::splat(radius));
+        let hi = g.world_to_cell(centre + DVec2::splat(radius));
+        let last = self.side as i32 - 2;
+        let (x0, y0) = (lo.x.max(1), lo.y.max(1));
+        let (x1, y1) = (hi.x.min(last), hi.y.min(last));
+        let r2 = radius * radius;
+        let mut n = 0;
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let (x, y) = (x as usize, y as usize);
+                if (g.cell_centre(x, y) - centre).length_squared() <= r2
+                    && self.field.set_obstacle(x, y).is_ok()
+                {
+                    n += 1;
+                }
+            }
+        }
+        self.stamped += n;
+        n
     }
 
     /// The descent at interior cell `(x, y)` by central differences (seed 004 §5.3.1: the
@@ -459,10 +547,14 @@ mod tests {
         map.measure_clearance();
         assert_eq!(map.clearance(1, 1), 1);
         assert_eq!(map.clearance(5, 5), 5);
-        map.field_mut().set_obstacle(5, 5).unwrap();
+        assert!(map.stamp_cell(5, 5));
         map.measure_clearance();
         assert_eq!(map.clearance(5, 5), 0);
-        assert_eq!(map.clearance(6, 6), 1, "diagonal neighbours are one ring away");
+        assert_eq!(
+            map.clearance(6, 6),
+            1,
+            "diagonal neighbours are one ring away"
+        );
         assert_eq!(map.clearance(7, 5), 2);
         assert_eq!(map.clearance(3, 3), 2);
     }
@@ -484,14 +576,20 @@ mod tests {
         // A wall two cells thick along the east border.
         for y in 1..10 {
             for x in 8..10 {
-                map.field_mut().set_obstacle(x, y).unwrap();
+                map.stamp_cell(x, y);
             }
         }
         let cells = map.project_goal(DVec2::X, 3, &[(5, 5)]).to_vec();
         assert_eq!(cells.len(), 3);
         for (x, y) in &cells {
-            assert!(*y == 0 || *y == 10, "on the north or south border: {cells:?}");
-            assert!(*x <= 7 && *x >= 5, "as near the east as the members reach: {cells:?}");
+            assert!(
+                *y == 0 || *y == 10,
+                "on the north or south border: {cells:?}"
+            );
+            assert!(
+                *x <= 7 && *x >= 5,
+                "as near the east as the members reach: {cells:?}"
+            );
         }
     }
 
@@ -501,7 +599,7 @@ mod tests {
         // Every cell next to the border closed, and a wall from x = 7 on.
         for i in 1..10 {
             for (x, y) in [(i, 1), (i, 9), (1, i), (9, i), (7, i), (8, i)] {
-                map.field_mut().set_obstacle(x, y).unwrap();
+                map.stamp_cell(x, y);
             }
         }
         let cells = map.project_goal(DVec2::X, 3, &[(4, 5)]).to_vec();

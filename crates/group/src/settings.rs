@@ -128,8 +128,14 @@ impl GroupSettings {
             (self.speed, "speed must be finite and ≥ 0"),
             (self.leash, "leash must be finite and ≥ 0"),
             (self.arrival_radius, "arrival radius must be finite and ≥ 0"),
-            (self.formation_tolerance, "formation tolerance must be finite and ≥ 0"),
-            (self.break_tolerance, "break tolerance must be finite and ≥ 0"),
+            (
+                self.formation_tolerance,
+                "formation tolerance must be finite and ≥ 0",
+            ),
+            (
+                self.break_tolerance,
+                "break tolerance must be finite and ≥ 0",
+            ),
         ];
         for (v, why) in finite_non_negative {
             if !(v.is_finite() && v >= 0.0) {
@@ -146,17 +152,17 @@ impl GroupSettings {
             return Err(GroupError::BadSettings("too many sweeps"));
         }
         if self.bands.first().is_some_and(|b| *b != 1.0)
-            || self.bands.windows(2).any(|w| !(w[1] < w[0]))
-            || self.bands.iter().any(|b| !(b.is_finite() && (0.0..=1.0).contains(b)))
+            || self.bands.windows(2).any(|w| w[1] >= w[0])
+            || self
+                .bands
+                .iter()
+                .any(|b| !(b.is_finite() && (0.0..=1.0).contains(b)))
         {
             return Err(GroupError::BadSettings(
                 "bands must start at 1 and fall strictly, within [0, 1]",
             ));
         }
-        let v = self
-            .behaviour_vector
-            .try_normalize()
-            .unwrap_or(DVec2::X);
+        let v = self.behaviour_vector.try_normalize().unwrap_or(DVec2::X);
         Ok(Bias::new(self.epsilon, v)?)
     }
 

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 use crowdfield_field::{Bias, Field, FieldBatchF32, Shape, SubgoalStack};
 use crowdfield_steer::{
-    AgentGrid, AgentId, Crowd, Guidance, SteerError, StepPhase, StepReport, Steering,
+    AgentGrid, AgentId, Crowd, Guidance, SteerError, Steering, StepPhase, StepReport,
 };
 
 use crate::group::{Group, GroupMeasures, Guide, Member};
@@ -214,6 +214,7 @@ impl Groups {
             map,
             subgoals: SubgoalStack::new(),
             arrived: false,
+            standing: false,
             reported_arrival: false,
             formation_reached: false,
             arrived_at: None,
@@ -386,7 +387,9 @@ impl Groups {
         distance: f64,
     ) -> Result<(), GroupError> {
         if !(distance.is_finite() && distance >= 0.0) {
-            return Err(GroupError::BadOrder("follow distance must be finite and ≥ 0"));
+            return Err(GroupError::BadOrder(
+                "follow distance must be finite and ≥ 0",
+            ));
         }
         if self.group_of(leader) == Some(id) {
             return Err(GroupError::BadOrder("a group cannot follow its own member"));
@@ -447,33 +450,12 @@ impl Groups {
         Ok(self.keep_together.len() - 1)
     }
 
-    /// Steps 1 (see the module doc): members that left the crowd are dropped and leaders'
-    /// positions handed to the goals that follow them. Call before the crowd's guidance phase.
+    /// Step 1 (see the module doc): leaders' positions are handed to the goals that follow
+    /// them. Call before the crowd's guidance phase.
     pub fn prepare(&mut self, crowd: &mut Crowd) {
         for (g, slot) in self.groups.iter_mut().enumerate() {
             let Some(group) = slot.as_mut() else { continue };
             let id = GroupId(g as u32);
-            let before = group.members.len();
-            let mut gone = Vec::new();
-            group.members.retain(|m| {
-                let alive = crowd.agent(m.id).is_some();
-                if !alive {
-                    gone.push(m.id);
-                }
-                alive
-            });
-            for agent in gone {
-                self.member_of.remove(&agent);
-                self.pending.push(GroupEvent::MemberLost {
-                    group: id,
-                    agent,
-                    reason: LostReason::Removed,
-                });
-            }
-            if group.members.len() != before {
-                // Fewer members never make a formation that fitted stop fitting.
-                let _ = group.layout();
-            }
             if let Guide::Leader {
                 leader,
                 goal,
@@ -492,7 +474,8 @@ impl Groups {
                         let _ = crowd.set_guidance(goal, Guidance::Towards(target));
                     }
                     None => {
-                        self.pending.push(GroupEvent::LeaderLost { group: id, leader });
+                        self.pending
+                            .push(GroupEvent::LeaderLost { group: id, leader });
                         group.guide = Guide::Hold;
                         let _ = crowd.remove_goal(goal);
                     }
@@ -528,19 +511,33 @@ impl Groups {
                 .ok()
                 .map(|k| (agents[k].1, agents[k].2))
         };
-        // Phase A: move, stamp and project, group by group.
-        let failures: Vec<Option<GroupError>> = self
+        // Phase A: members that left the crowd dropped; the map moved, stamped and its goal
+        // projected, group by group.
+        let done: Vec<(Vec<AgentId>, Option<GroupError>)> = self
             .groups
             .par_iter_mut()
             .map(|slot| {
-                let group = slot.as_mut()?;
-                for m in &mut group.members {
-                    if let Some((p, r)) = position_of(m.id) {
+                let Some(group) = slot.as_mut() else {
+                    return (Vec::new(), None);
+                };
+                let mut gone = Vec::new();
+                group.members.retain_mut(|m| match position_of(m.id) {
+                    Some((p, r)) => {
                         m.position = p;
                         m.radius = r;
+                        true
                     }
+                    None => {
+                        gone.push(m.id);
+                        false
+                    }
+                });
+                if !gone.is_empty() {
+                    // Fewer members never make a formation that fitted stop fitting.
+                    let _ = group.layout();
                 }
                 let guidance = guidance_of(group, crowd_ref);
+                group.standing = guidance == DVec2::ZERO;
                 let full = group.settings.map_side;
                 let side = match group.settings.keep_together_side {
                     0 => full,
@@ -555,11 +552,15 @@ impl Groups {
                 };
                 group.advance_anchor(guidance, side);
                 let half = side as f64 * group.cell() * 0.5 + group.cell();
-                let (lo, hi) = (group.anchor - DVec2::splat(half), group.anchor + DVec2::splat(half));
+                let (lo, hi) = (
+                    group.anchor - DVec2::splat(half),
+                    group.anchor + DVec2::splat(half),
+                );
                 let mut near: Vec<&Shape> = statics.near(lo, hi);
                 near.extend(moving.iter().copied().filter(|s| {
-                    s.bounds()
-                        .is_ok_and(|(a, b)| a.x <= hi.x && a.y <= hi.y && b.x >= lo.x && b.y >= lo.y)
+                    s.bounds().is_ok_and(|(a, b)| {
+                        a.x <= hi.x && a.y <= hi.y && b.x >= lo.x && b.y >= lo.y
+                    })
                 }));
                 let mut own: Vec<AgentId> = group.members.iter().map(|m| m.id).collect();
                 own.sort_unstable();
@@ -570,12 +571,20 @@ impl Groups {
                         others.push((q, r));
                     }
                 });
-                group.stamp_map(side, &near, &others, guidance).err()
+                (gone, group.stamp_map(side, &near, &others, guidance).err())
             })
             .collect();
-        for e in failures.into_iter().flatten() {
+        for (g, (gone, failure)) in done.into_iter().enumerate() {
+            for agent in gone {
+                self.member_of.remove(&agent);
+                self.pending.push(GroupEvent::MemberLost {
+                    group: GroupId(g as u32),
+                    agent,
+                    reason: LostReason::Removed,
+                });
+            }
             // Sides and cells are validated when set; a map that cannot be built is a bug.
-            debug_assert!(false, "group map not built: {e}");
+            debug_assert!(failure.is_none(), "group map not built: {failure:?}");
         }
         // Members stamped on their cells.
         let saved: Vec<Vec<Option<(usize, usize)>>> = self
@@ -594,11 +603,12 @@ impl Groups {
                 let Some(group) = slot.as_mut() else {
                     return Vec::new();
                 };
-                // (An arrived group's map has no goal and is flat by design: nothing to read.)
+                // (A group standing, arrived or waiting for its leader, has a map with no goal,
+                // flat by design: nothing to read.)
                 let goal = group
                     .guide
                     .goal()
-                    .filter(|_| !group.arrived)
+                    .filter(|_| !group.standing)
                     .and_then(|g| crowd_ref.goal(g));
                 let way = |p: DVec2| {
                     goal.map_or(DVec2::ZERO, |g| g.guidance_at(p, &mut SubgoalStack::new()))
@@ -621,84 +631,16 @@ impl Groups {
         let mut report = GroupReport {
             events: std::mem::take(&mut self.pending),
         };
-        for (g, slot) in self.groups.iter_mut().enumerate() {
-            let Some(group) = slot.as_mut() else { continue };
-            let id = GroupId(g as u32);
-            let positions: Vec<DVec2> = group
-                .members
-                .iter()
-                .map(|m| crowd.agent(m.id).map_or(m.position, |a| a.position()))
-                .collect();
-            let cell = group.cell();
-            let slots: Vec<DVec2> = group
-                .members
-                .iter()
-                .filter_map(|m| group.slots.get(m.slot).copied())
-                .collect();
-            let formation = slots.len() == positions.len() && !slots.is_empty();
-            let distance = if formation {
-                measure::slot_distance(&positions, &slots)
-            } else {
-                0.0
-            };
-            group.measures = GroupMeasures {
-                slot_distance: distance,
-                formation_error: if formation {
-                    measure::formation_error(&positions, &slots, cell)
-                } else {
-                    0.0
-                },
-                cohesion: measure::cohesion(&positions, group.map.half_size()),
-                parts: measure::splits(&positions, link_distance(group)),
-            };
-            // Members outside their map.
-            for (m, p) in group.members.iter_mut().zip(&positions) {
-                if group.map.interior_cell(*p).is_some() {
-                    m.outside = 0;
-                } else {
-                    m.outside = m.outside.saturating_add(1);
-                    if m.outside == group.settings.lost_after.max(1) {
-                        report.events.push(GroupEvent::MemberLost {
-                            group: id,
-                            agent: m.id,
-                            reason: LostReason::OutOfMap,
-                        });
-                    }
-                }
-            }
-            let tolerance = group.formation_tolerance();
-            let break_tolerance = group.break_tolerance();
-            if formation {
-                if !group.formation_reached && distance <= tolerance {
-                    group.formation_reached = true;
-                    report.events.push(GroupEvent::FormationReached { group: id });
-                } else if group.formation_reached && distance > break_tolerance {
-                    group.formation_reached = false;
-                    report.events.push(GroupEvent::FormationBroken { group: id });
-                }
-            }
-            // Arrival: every member settled once the map stands in the goal.
-            if group.arrived && !group.reported_arrival && !group.members.is_empty() {
-                let before: Vec<DVec2> = group.members.iter().map(|m| m.position).collect();
-                for (k, m) in group.members.iter_mut().enumerate() {
-                    let settled = if formation {
-                        (positions[k] - slots[k]).length() <= tolerance
-                    } else {
-                        group.map.interior_cell(positions[k]).is_some()
-                            && (positions[k] - before[k]).length() <= 0.05 * m.max_step
-                    };
-                    if settled && m.settled_at.is_none() {
-                        m.settled_at = Some(step);
-                    }
-                }
-                let settled: Vec<Option<u64>> =
-                    group.members.iter().map(|m| m.settled_at).collect();
-                if let Some(spread) = measure::arrival_spread(&settled) {
-                    group.reported_arrival = true;
-                    report.events.push(GroupEvent::Arrived { group: id, spread });
-                }
-            }
-        }
+        let events: Vec<Vec<GroupEvent>> = self
+            .groups
+            .par_iter_mut()
+            .enumerate()
+            .map(|(g, slot)| match slot.as_mut() {
+                Some(group) => finish_group(GroupId(g as u32), group, crowd, step),
+                None => Vec::new(),
+            })
+            .collect();
+        report.events.extend(events.into_iter().flatten());
         report
     }
 
@@ -714,6 +656,86 @@ impl Groups {
     }
 }
 
+/// A group's measures and events after the crowd's step `step` (see [`Groups::finish`]).
+fn finish_group(id: GroupId, group: &mut Group, crowd: &Crowd, step: u64) -> Vec<GroupEvent> {
+    let mut events = Vec::new();
+    let positions: Vec<DVec2> = group
+        .members
+        .iter()
+        .map(|m| crowd.agent(m.id).map_or(m.position, |a| a.position()))
+        .collect();
+    let cell = group.cell();
+    let slots: Vec<DVec2> = group
+        .members
+        .iter()
+        .filter_map(|m| group.slots.get(m.slot).copied())
+        .collect();
+    let formation = slots.len() == positions.len() && !slots.is_empty();
+    let distance = if formation {
+        measure::slot_distance(&positions, &slots)
+    } else {
+        0.0
+    };
+    group.measures = GroupMeasures {
+        slot_distance: distance,
+        formation_error: if formation {
+            measure::formation_error(&positions, &slots, cell)
+        } else {
+            0.0
+        },
+        cohesion: measure::cohesion(&positions, group.map.half_size()),
+        parts: measure::splits(&positions, link_distance(group)),
+    };
+    // Members outside their map.
+    for (m, p) in group.members.iter_mut().zip(&positions) {
+        if group.map.interior_cell(*p).is_some() {
+            m.outside = 0;
+        } else {
+            m.outside = m.outside.saturating_add(1);
+            if m.outside == group.settings.lost_after.max(1) {
+                events.push(GroupEvent::MemberLost {
+                    group: id,
+                    agent: m.id,
+                    reason: LostReason::OutOfMap,
+                });
+            }
+        }
+    }
+    let tolerance = group.formation_tolerance();
+    let break_tolerance = group.break_tolerance();
+    if formation {
+        if !group.formation_reached && distance <= tolerance {
+            group.formation_reached = true;
+            events.push(GroupEvent::FormationReached { group: id });
+        } else if group.formation_reached && distance > break_tolerance {
+            group.formation_reached = false;
+            events.push(GroupEvent::FormationBroken { group: id });
+        }
+    }
+    // Arrival: every member settled once the map stands in the goal.
+    if group.arrived && !group.reported_arrival && !group.members.is_empty() {
+        let before: Vec<DVec2> = group.members.iter().map(|m| m.position).collect();
+        for (k, m) in group.members.iter_mut().enumerate() {
+            let settled = if formation {
+                (positions[k] - slots[k]).length() <= tolerance
+            } else {
+                group.map.interior_cell(positions[k]).is_some()
+                    && (positions[k] - before[k]).length() <= 0.05 * m.max_step
+            };
+            if settled && m.settled_at.is_none() {
+                m.settled_at = Some(step);
+            }
+        }
+        let settled: Vec<Option<u64>> = group.members.iter().map(|m| m.settled_at).collect();
+        if let Some(spread) = measure::arrival_spread(&settled) {
+            group.reported_arrival = true;
+            events.push(GroupEvent::Arrived { group: id, spread });
+        }
+    }
+
+    events
+}
+
 /// The direction the group's guidance gives at its anchor (zero to stand), and whether the
 /// anchor has arrived (noted on the group).
 fn guidance_of(group: &mut Group, crowd: &Crowd) -> DVec2 {
@@ -727,7 +749,11 @@ fn guidance_of(group: &mut Group, crowd: &Crowd) -> DVec2 {
     if let Guide::Leader { .. } = group.guide {
         // Towards the point behind the leader; stand within a cell of it.
         let d = goal.guidance_at(at, &mut group.subgoals);
-        return if d.length() <= group.cell() { DVec2::ZERO } else { d };
+        return if d.length() <= group.cell() {
+            DVec2::ZERO
+        } else {
+            d
+        };
     }
     if group.arrived
         || goal
@@ -764,8 +790,11 @@ fn link_distance(group: &Group) -> f64 {
 /// Relaxes every group's map with its bias and sweeps, maps of one side and sweep count
 /// together, 32 to a SIMD batch ([`FieldBatchF32`]: each lane as if relaxed alone, so batches
 /// and threads change no result).
+/// A map to relax: its side, its sweeps, the map and its bias.
+type MapJob<'a> = (usize, usize, &'a mut Field<f64>, Bias);
+
 fn relax_maps(groups: &mut [Option<Group>]) {
-    let mut maps: Vec<(usize, usize, &mut Field<f64>, Bias)> = groups
+    let mut maps: Vec<MapJob<'_>> = groups
         .iter_mut()
         .flatten()
         .map(|g| {
@@ -776,7 +805,7 @@ fn relax_maps(groups: &mut [Option<Group>]) {
         })
         .collect();
     maps.sort_by_key(|m| (m.0, m.1));
-    let mut jobs: Vec<&mut [(usize, usize, &mut Field<f64>, Bias)]> = Vec::new();
+    let mut jobs: Vec<&mut [MapJob<'_>]> = Vec::new();
     for same in maps.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)) {
         jobs.extend(same.chunks_mut(crowdfield_field::BATCH_LANES_F32));
     }

@@ -73,7 +73,10 @@ fn a_wedge_of_seven_files_through_a_corridor_two_members_wide_and_forms_again() 
     // The error peaks while the group files through.
     let peak = errors[..=exit].iter().copied().fold(0.0, f64::max);
     let before = errors[5..20].iter().copied().fold(0.0, f64::max);
-    assert!(peak > 2.0 * cell, "the formation deforms in the corridor (peak {peak})");
+    assert!(
+        peak > 2.0 * cell,
+        "the formation deforms in the corridor (peak {peak})"
+    );
     assert!(peak > 3.0 * before);
     // Back under half a cell within twice the steps to cross the map's width after the exit.
     let crossing = (settings_width(cell) / (0.8 * 0.35)).ceil() as usize;
@@ -91,4 +94,3 @@ fn a_wedge_of_seven_files_through_a_corridor_two_members_wide_and_forms_again() 
 fn settings_width(cell: f64) -> f64 {
     GroupSettings::default().map_side as f64 * cell
 }
-

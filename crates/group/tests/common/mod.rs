@@ -4,7 +4,7 @@
 
 use crowdfield_field::Shape;
 use crowdfield_group::{GroupId, Groups};
-use crowdfield_steer::{AgentId, AgentParams, Crowd, CrowdSettings, CONTACT_TOLERANCE};
+use crowdfield_steer::{AgentId, AgentParams, CONTACT_TOLERANCE, Crowd, CrowdSettings};
 use glam::DVec2;
 
 /// A world of `size` metres with `statics`.
