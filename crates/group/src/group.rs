@@ -354,6 +354,15 @@ impl Group {
         };
         if let Some(dir) = guidance.try_normalize() {
             self.heading = dir;
+            // The map moves as one agent along the guidance (seed 004 §5.3.2), except where an
+            // obstacle larger than the map slid its intermediate goal along the border (last
+            // step's map): then towards that goal, round the obstacle (ours).
+            let slid = self.map.goal_direction();
+            let dir = if self.map.goal_slid() && slid != DVec2::ZERO {
+                slid
+            } else {
+                dir
+            };
             let ahead = self.anchor + dir * speed;
             let lead = ahead - centroid;
             self.anchor = centroid + lead.clamp_length_max(leash);

@@ -69,6 +69,10 @@ pub struct GroupMap {
     reached: Vec<bool>,
     todo: Vec<u32>,
     border: Vec<(f64, usize, usize)>,
+    /// Whether the last projection slid the goal along the border (the way ahead was blocked).
+    slid: bool,
+    /// Where (world) the goal slid to, while it keeps sliding.
+    slid_to: Option<DVec2>,
 }
 
 impl GroupMap {
@@ -101,6 +105,8 @@ impl GroupMap {
             reached: Vec::new(),
             todo: Vec::new(),
             border: Vec::new(),
+            slid: false,
+            slid_to: None,
         })
     }
 
@@ -137,6 +143,28 @@ impl GroupMap {
     /// The intermediate goal cells of the last projection.
     pub fn goal_cells(&self) -> &[(usize, usize)] {
         &self.goal
+    }
+
+    /// Whether the last projection slid the goal along the border, away from where the
+    /// guidance leaves the map (see the module doc, step 3).
+    pub fn goal_slid(&self) -> bool {
+        self.slid
+    }
+
+    /// The direction from the map's centre to its intermediate goal (the mean of its cells),
+    /// zero without one.
+    pub fn goal_direction(&self) -> DVec2 {
+        if self.goal.is_empty() {
+            return DVec2::ZERO;
+        }
+        let g = self.field.geometry();
+        let mean = self
+            .goal
+            .iter()
+            .map(|&(x, y)| g.cell_centre(x, y))
+            .sum::<DVec2>()
+            / self.goal.len() as f64;
+        (mean - self.centre()).normalize_or_zero()
     }
 
     /// Moves the map onto the lattice cell holding `centre`, carrying potentials; a new side
@@ -196,6 +224,7 @@ impl GroupMap {
         from: &[(usize, usize)],
     ) -> &[(usize, usize)] {
         self.goal.clear();
+        self.slid = false;
         let Some(dir) = direction.try_normalize() else {
             return &self.goal;
         };
@@ -218,19 +247,25 @@ impl GroupMap {
                 reached.fill(true);
             }
             let kinds = self.field.kinds();
-            let mut seeds = todo.len();
+            // Members' cells are reached even where an obstacle lies on them (a member
+            // standing there still walks off it).
+            for &i in &todo {
+                reached[i as usize] = true;
+            }
+            let seeds: Vec<u32> = std::mem::take(&mut todo);
+            for i in seeds {
+                let i = i as usize;
+                todo.extend([i + 1, i - 1, i + n, i - n].map(|j| j as u32));
+            }
             while let Some(i) = todo.pop() {
                 let i = i as usize;
                 let (x, y) = (i % n, i / n);
-                // A member standing on an obstacle cell still walks off it.
-                let seed = seeds > 0;
-                seeds = seeds.saturating_sub(1);
                 if reached[i]
                     || x == 0
                     || y == 0
                     || x + 1 == n
                     || y + 1 == n
-                    || (!seed && kinds[i] != CellKind::Free)
+                    || kinds[i] != CellKind::Free
                 {
                     continue;
                 }
@@ -274,16 +309,52 @@ impl GroupMap {
         // along the border to the nearest cells they can reach, so the whole group goes round
         // the obstacle (seed: "project the goal on the group-map border, or on the nearest
         // free cells").
+        self.slid = !opens;
+        if opens {
+            self.slid_to = None;
+        }
         let chosen: Vec<(usize, usize)> = if opens {
             border.iter().take(count).map(|&(_, y, x)| (x, y)).collect()
         } else {
+            // The nearest reachable cell, then those nearest it: one stretch of border on one
+            // side of the obstacle, never cells on both sides (the group would split). Where
+            // it slid to last step, if it did, it slides again (the reachable cell nearest that
+            // place): a goal that slid one way must not jump to the other side the next step,
+            // or a group before an obstacle across the middle of its way turns to and fro.
             border.sort_by(order);
-            border
-                .iter()
-                .filter(|&&(_, y, x)| open(x, y))
-                .take(count)
-                .map(|&(_, y, x)| (x, y))
-                .collect()
+            let geometry = *self.field.geometry();
+            let start = match self.slid_to {
+                Some(at) => border
+                    .iter()
+                    .filter(|&&(_, y, x)| open(x, y))
+                    .min_by(|a, b| {
+                        let da = (geometry.cell_centre(a.2, a.1) - at).length_squared();
+                        let db = (geometry.cell_centre(b.2, b.1) - at).length_squared();
+                        da.total_cmp(&db).then((a.1, a.2).cmp(&(b.1, b.2)))
+                    })
+                    .copied(),
+                None => border.iter().find(|&&(_, y, x)| open(x, y)).copied(),
+            };
+            match start {
+                Some((_, y0, x0)) => {
+                    self.slid_to = Some(geometry.cell_centre(x0, y0));
+                    let first = DVec2::new(x0 as f64, y0 as f64);
+                    let mut near: Vec<(f64, usize, usize)> = border
+                        .iter()
+                        .filter(|&&(_, y, x)| open(x, y))
+                        .map(|&(_, y, x)| {
+                            (
+                                (DVec2::new(x as f64, y as f64) - first).length_squared(),
+                                y,
+                                x,
+                            )
+                        })
+                        .collect();
+                    near.sort_by(order);
+                    near.iter().take(count).map(|&(_, y, x)| (x, y)).collect()
+                }
+                None => Vec::new(),
+            }
         };
         self.border = border;
         self.reached = reached;
@@ -607,6 +678,49 @@ mod tests {
         for (x, _) in &cells {
             assert!(*x <= 6);
         }
+    }
+
+    #[test]
+    fn a_fence_the_map_holds_leaves_the_goal_straight_behind_it() {
+        // A 30-cell map; a fence across it with a free strip at each end.
+        let mut map = GroupMap::new(30, 0.5, DVec2::new(17.0, 15.0), 0.9).unwrap();
+        map.stamp_obstacle(
+            &Shape::Aabb {
+                min: DVec2::new(21.0, 9.5),
+                max: DVec2::new(21.5, 20.5),
+            },
+            0.125,
+            Coverage::Centre,
+        );
+        let members = [map.interior_cell(DVec2::new(15.0, 15.0)).unwrap()];
+        let cells = map.project_goal(DVec2::X, 3, &members).to_vec();
+        assert!(!map.goal_slid(), "{cells:?}");
+        assert!(cells.iter().all(|&(x, _)| x == 29), "{cells:?}");
+    }
+
+    #[test]
+    fn a_goal_that_slid_keeps_to_one_side() {
+        // A fence across the whole 20-cell map: the goal slides, all of it to one side.
+        let mut map = GroupMap::new(20, 0.5, DVec2::new(17.0, 15.0), 0.9).unwrap();
+        map.stamp_obstacle(
+            &Shape::Aabb {
+                min: DVec2::new(19.0, 0.0),
+                max: DVec2::new(19.5, 30.0),
+            },
+            0.125,
+            Coverage::Centre,
+        );
+        let members = [map.interior_cell(DVec2::new(15.0, 15.0)).unwrap()];
+        let cells = map.project_goal(DVec2::X, 3, &members).to_vec();
+        assert!(map.goal_slid());
+        let ys: Vec<usize> = cells.iter().map(|c| c.1).collect();
+        assert!(
+            ys.iter().all(|y| *y == 0) || ys.iter().all(|y| *y == 19),
+            "{cells:?}"
+        );
+        // The next projection slides to the same side.
+        let again = map.project_goal(DVec2::X, 3, &members).to_vec();
+        assert_eq!(again[0].1, cells[0].1);
     }
 
     #[test]
