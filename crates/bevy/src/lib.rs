@@ -79,8 +79,11 @@
 //! ## Features
 //!
 //! - `rapier` (default): read bevy_rapier2d colliders ([`CrowdfieldRapierPlugin`]).
+//! - `groups` (default): groups in formation on moving group maps ([`group`]).
 
 mod components;
+#[cfg(feature = "groups")]
+pub mod group;
 mod messages;
 mod plugin;
 #[cfg(feature = "rapier")]
@@ -94,6 +97,11 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 pub use components::{
     AgentGoals, AgentPlan, AgentState, AgentStyle, CrowdAgent, CrowdObstacle, DesiredVelocity,
     GoalTarget, ObstacleKind,
+};
+#[cfg(feature = "groups")]
+pub use group::{
+    CrowdGroup, CrowdfieldGroupPlugin, GroupArrived, GroupFormationBroken, GroupFormationReached,
+    GroupMemberLost, GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld, MemberOf,
 };
 pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
@@ -112,6 +120,11 @@ pub use crowdfield_steer as steer;
 /// The field core, re-exported for shapes and fields.
 pub use crowdfield_field as field;
 
+/// The group core, re-exported for formations, settings and measures (with the `groups`
+/// feature).
+#[cfg(feature = "groups")]
+pub use crowdfield_group as groups;
+
 /// Everything a game needs in one import.
 pub mod prelude {
     pub use crate::{
@@ -123,14 +136,24 @@ pub mod prelude {
     };
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;
+    #[cfg(feature = "groups")]
+    pub use crowdfield_group::{
+        Formation, GroupSettings, Resampling, SlotAssignment, Template as FormationTemplate,
+    };
+
+    #[cfg(feature = "groups")]
+    pub use crate::{
+        CrowdGroup, GroupArrived, GroupFormationBroken, GroupFormationReached, GroupMemberLost,
+        GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld, MemberOf,
+    };
     pub use crowdfield_steer::{
         ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings,
         NeighbourStamping, SpeedLaw,
     };
 }
 
-/// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`] and, with the `rapier`
-/// feature, [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
+/// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`], with the `groups` feature
+/// [`CrowdfieldGroupPlugin`] and with the `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
 /// before it for scenario files) as well as `DefaultPlugins`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CrowdfieldPlugins;
@@ -140,6 +163,8 @@ impl PluginGroup for CrowdfieldPlugins {
         let group = PluginGroupBuilder::start::<Self>()
             .add(CrowdfieldPlugin)
             .add(ScenarioPlugin);
+        #[cfg(feature = "groups")]
+        let group = group.add(CrowdfieldGroupPlugin);
         #[cfg(feature = "rapier")]
         let group = group.add(CrowdfieldRapierPlugin);
         group

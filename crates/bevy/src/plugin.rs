@@ -51,6 +51,9 @@ pub(crate) enum SceneInputStage {
     Gather,
     /// Agents registered and moving obstacles handed to the crowd.
     Agents,
+    /// Groups formed and changed, orders given (with the `groups` feature).
+    #[cfg_attr(not(feature = "groups"), allow(dead_code))]
+    Groups,
 }
 
 /// When the next planner step is due.
@@ -133,6 +136,7 @@ impl Plugin for CrowdfieldPlugin {
                     SceneInputStage::Prepare,
                     SceneInputStage::Gather,
                     SceneInputStage::Agents,
+                    SceneInputStage::Groups,
                 )
                     .chain()
                     .in_set(CrowdfieldSystems::SceneInput),

@@ -57,6 +57,7 @@ pub enum LostReason {
 
 /// Something that happened to a group in a step.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum GroupEvent {
     /// The group's map reached its goal and every member settled (on its slot, or for a free
     /// group stopped inside the map).
