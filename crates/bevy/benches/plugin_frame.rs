@@ -37,6 +37,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
             .collect(),
         agents: Vec::new(),
         measurements: Vec::new(),
+        groups: Vec::new(),
         regions: [(0.5, 199.5, 1), (130.5, 0.5, 2)]
             .into_iter()
             .map(|(x, goal_x, seed)| ScenarioRegion {

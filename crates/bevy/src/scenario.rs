@@ -65,6 +65,54 @@ pub struct Scenario {
     /// them.
     #[serde(default)]
     pub measurements: Vec<Measurement>,
+    /// Groups in formation, each with its own members (with the `groups` feature).
+    #[cfg(feature = "groups")]
+    #[serde(default)]
+    pub groups: Vec<ScenarioGroup>,
+}
+
+/// A group of a scenario: its members, formation, settings and order.
+#[cfg(feature = "groups")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioGroup {
+    /// A name for outputs.
+    #[serde(default)]
+    pub name: String,
+    /// Member start positions, in member order.
+    pub members: Vec<Vec2>,
+    /// Every member's style.
+    #[serde(default, deserialize_with = "valid_style")]
+    pub style: AgentStyle,
+    /// The formation; `None` for a free group.
+    #[serde(default)]
+    pub formation: Option<crowdfield_group::Formation>,
+    /// The group's settings.
+    #[serde(default)]
+    pub settings: crowdfield_group::GroupSettings,
+    /// What the group does from the start.
+    #[serde(default)]
+    pub order: ScenarioOrder,
+}
+
+/// A scenario group's order.
+#[cfg(feature = "groups")]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub enum ScenarioOrder {
+    /// Stand.
+    #[default]
+    Hold,
+    /// Walk to a point.
+    MoveTo(Vec2),
+    /// Walk into a region.
+    MoveToRegion(Shape),
+    /// Follow the scenario's agent with this index (in `agents`), `distance` metres behind.
+    Follow {
+        /// Index into the scenario's `agents`.
+        agent: usize,
+        /// Metres behind the leader.
+        distance: f32,
+    },
 }
 
 /// A place where the headless runner measures the crowd, for fundamental diagrams and
@@ -278,6 +326,15 @@ pub enum ScenarioError {
         /// Why the crowd cannot be built.
         error: crowdfield_steer::SteerError,
     },
+    /// A group that cannot be formed: no members, a formation or settings that cannot be
+    /// used, a map too small for its formation, a leader index past the scenario's agents.
+    #[error("group {index}: {message}")]
+    Group {
+        /// Index of the group in `groups`.
+        index: usize,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl Scenario {
@@ -316,14 +373,37 @@ impl Scenario {
     pub fn check_world(&self) -> Result<(), ScenarioError> {
         let mut settings = CrowdfieldSettings::default();
         self.apply_settings(&mut settings);
-        match crowdfield_steer::Crowd::new(settings.crowd_settings(), Vec::new()) {
-            Ok(_) => Ok(()),
-            Err(error) => Err(ScenarioError::World {
+        if let Err(error) = crowdfield_steer::Crowd::new(settings.crowd_settings(), Vec::new()) {
+            return Err(ScenarioError::World {
                 bounds: self.bounds,
                 cell_size: settings.global_cell_size,
                 error,
-            }),
+            });
         }
+        #[cfg(feature = "groups")]
+        for (index, group) in self.groups.iter().enumerate() {
+            let bad = |message: String| ScenarioError::Group { index, message };
+            crowdfield_group::check_group(
+                &group.settings,
+                group.formation.as_ref(),
+                group.members.len(),
+                group.style.radius,
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            if let Some(p) = group.members.iter().find(|p| !p.is_finite()) {
+                return Err(bad(format!("member position {p} is not finite")));
+            }
+            if let ScenarioOrder::Follow { agent, distance } = &group.order
+                && (*agent >= self.agents.len() || !(distance.is_finite() && *distance >= 0.0))
+            {
+                return Err(bad(format!(
+                    "follows agent {agent} at {distance} m: the scenario has {} agents, and \
+                     the distance must be finite and not negative",
+                    self.agents.len()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Reads a scenario file, RON or JSON by its extension.
@@ -432,15 +512,61 @@ impl Scenario {
             ));
         }
         let (agents, missing) = self.agents();
+        let mut spawned = Vec::with_capacity(agents.len());
         for agent in agents {
-            commands.spawn((
-                Name::new("crowd agent"),
-                CrowdAgent,
-                Transform::from_translation(agent.position.extend(0.0)),
-                agent.goals,
-                agent.style,
-                FromScenario(root),
-            ));
+            spawned.push(
+                commands
+                    .spawn((
+                        Name::new("crowd agent"),
+                        CrowdAgent,
+                        Transform::from_translation(agent.position.extend(0.0)),
+                        agent.goals,
+                        agent.style,
+                        FromScenario(root),
+                    ))
+                    .id(),
+            );
+        }
+        #[cfg(feature = "groups")]
+        for group in &self.groups {
+            use crate::group::{CrowdGroup, GroupOrder, MemberOf};
+            let order = match &group.order {
+                ScenarioOrder::Hold => GroupOrder::Hold,
+                ScenarioOrder::MoveTo(p) => GroupOrder::MoveTo(*p),
+                ScenarioOrder::MoveToRegion(shape) => GroupOrder::MoveToRegion(shape.clone()),
+                ScenarioOrder::Follow { agent, distance } => match spawned.get(*agent) {
+                    Some(leader) => GroupOrder::Follow {
+                        leader: *leader,
+                        distance: *distance,
+                    },
+                    None => GroupOrder::Hold,
+                },
+            };
+            let entity = commands
+                .spawn((
+                    Name::new(if group.name.is_empty() {
+                        "crowd group".to_string()
+                    } else {
+                        group.name.clone()
+                    }),
+                    CrowdGroup {
+                        settings: group.settings.clone(),
+                        formation: group.formation.clone(),
+                    },
+                    order,
+                    FromScenario(root),
+                ))
+                .id();
+            for p in &group.members {
+                commands.spawn((
+                    Name::new("group member"),
+                    CrowdAgent,
+                    Transform::from_translation(p.extend(0.0)),
+                    group.style.clone(),
+                    MemberOf(entity),
+                    FromScenario(root),
+                ));
+            }
         }
         missing
     }

@@ -285,3 +285,51 @@ fn a_scenario_asset_loads_and_spawns() {
     let settings = app.world().resource::<CrowdfieldSettings>();
     assert_eq!(settings.world_max, Vec2::new(30.0, 5.0));
 }
+
+#[test]
+fn groups_in_scenario_files_are_checked_and_spawn_with_their_members() {
+    let bad = |group: &str| {
+        let text = format!("(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)), groups: [{group}])");
+        match Scenario::from_ron(&text) {
+            Err(ScenarioError::Group { index: 0, message }) => message,
+            other => panic!("{group}: {other:?}"),
+        }
+    };
+    assert!(bad("(members: [])").contains("at least one member"));
+    assert!(
+        bad("(members: [(1.0, 1.0), (2.0, 1.0)], formation: Some(Points(points: [(0.0, 0.0)], resampling: Stride)))")
+            .contains("1 point")
+    );
+    assert!(bad("(members: [(1.0, 1.0)], settings: (map_side: 3))").contains("side 3"));
+    assert!(
+        bad("(members: [(1.0, 1.0)], order: Follow(agent: 4, distance: 2.0))").contains("agent 4")
+    );
+    // A good one: the group entity with its order, and its members.
+    let mut app = app(30.0, 20.0);
+    let scenario = Scenario::from_ron(
+        "(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+          groups: [(name: \"squad\", members: [(3.0, 9.0), (3.0, 11.0), (5.0, 10.0)],
+                    formation: Some(Template(template: Wedge, spacing: 0.0)),
+                    order: MoveTo((25.0, 10.0)))])",
+    )
+    .unwrap();
+    let root = app.world_mut().spawn_empty().id();
+    let mut commands = app.world_mut().commands();
+    scenario.spawn(&mut commands, Some(root));
+    app.world_mut().flush();
+    let groups: Vec<(Entity, GroupOrder)> = app
+        .world_mut()
+        .query::<(Entity, &GroupOrder)>()
+        .iter(app.world())
+        .map(|(e, o)| (e, o.clone()))
+        .collect();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].1, GroupOrder::MoveTo(Vec2::new(25.0, 10.0)));
+    let members = app.world().get::<GroupMembers>(groups[0].0).unwrap();
+    assert_eq!(members.entities().len(), 3);
+    for _ in 0..200 {
+        app.update();
+    }
+    let status = app.world().get::<GroupStatus>(groups[0].0).unwrap();
+    assert!(status.formed && status.arrived, "{status:?}");
+}

@@ -152,6 +152,74 @@ pub struct RunOutput {
     /// The global maps of the first [`RunOptions::field_plots`] goals at the end of the run, in
     /// the crowd's goal order, for the field plots.
     pub fields: Vec<bevy_crowdfield::field::Field<f64>>,
+    /// Every group's measures after every step (`groups.csv`, `groups.png`), in step order.
+    pub groups: Vec<GroupSample>,
+}
+
+/// One group's measures after one planner step ([`bevy_crowdfield::groups::measure`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GroupSample {
+    /// Planner step.
+    pub step: u64,
+    /// The group's index in the scenario's `groups`.
+    pub group: usize,
+    /// RMS member-to-slot distance over the formation's radius (0 for a free group).
+    pub formation_error: f64,
+    /// RMS member-to-slot distance, metres.
+    pub slot_distance_m: f64,
+    /// The farthest member from the centroid over the map's half size.
+    pub cohesion: f64,
+    /// Connected parts of the group.
+    pub parts: usize,
+    /// Whether its map stands in its goal.
+    pub arrived: bool,
+}
+
+/// Every group's samples as CSV:
+/// `step,time_s,group,formation_error,slot_distance_m,cohesion,parts,arrived`.
+pub fn groups_csv(samples: &[GroupSample], period: f64) -> String {
+    let mut out =
+        String::from("step,time_s,group,formation_error,slot_distance_m,cohesion,parts,arrived\n");
+    for s in samples {
+        out.push_str(&format!(
+            "{},{:.3},{},{:.6},{:.6},{:.6},{},{}\n",
+            s.step,
+            s.step as f64 * period,
+            s.group,
+            s.formation_error,
+            s.slot_distance_m,
+            s.cohesion,
+            s.parts,
+            u8::from(s.arrived)
+        ));
+    }
+    out
+}
+
+/// The groups' measures after the step just run, in the scenario's group order (group entities
+/// are spawned in it).
+fn sample_groups(app: &mut App, step: u64, out: &mut Vec<GroupSample>) {
+    let mut groups: Vec<(Entity, GroupStatus)> = app
+        .world_mut()
+        .query::<(Entity, &GroupStatus)>()
+        .iter(app.world())
+        .map(|(e, s)| (e, s.clone()))
+        .collect();
+    groups.sort_by_key(|(e, _)| e.index());
+    for (k, (_, status)) in groups.into_iter().enumerate() {
+        if !status.formed {
+            continue;
+        }
+        out.push(GroupSample {
+            step,
+            group: k,
+            formation_error: status.measures.formation_error,
+            slot_distance_m: status.measures.slot_distance,
+            cohesion: status.measures.cohesion,
+            parts: status.measures.parts,
+            arrived: status.arrived,
+        });
+    }
 }
 
 /// A scenario file read and validated, or the reason it could not be. A file with no `name`
@@ -487,6 +555,7 @@ pub fn run_scenario_with_progress(
         Stop::UntilArrived { max_steps } => max_steps,
     };
     let mut trajectories = Vec::new();
+    let mut group_samples = Vec::new();
     // Every rejection message is read after the update that wrote it, before it can expire.
     let mut rejections = app
         .world()
@@ -512,10 +581,17 @@ pub fn run_scenario_with_progress(
         }
         last_step = step;
         let walking = recorder.observe(app.world_mut(), step, &mut trajectories);
+        sample_groups(&mut app, step, &mut group_samples);
         progress(step, walking);
         // Nothing in a headless run changes the static obstacles that cut an unreachable agent
         // off, so one with no time limit to move it on would wait for the cap.
-        let done = walking == recorder.stranded();
+        // Groups are done once each has arrived (or never formed).
+        let groups_done = app
+            .world_mut()
+            .query::<&GroupStatus>()
+            .iter(app.world())
+            .all(|s| !s.formed || s.arrived);
+        let done = walking == recorder.stranded() && groups_done;
         if step >= max_steps || (matches!(options.stop, Stop::UntilArrived { .. }) && done) {
             break;
         }
@@ -532,22 +608,23 @@ pub fn run_scenario_with_progress(
         // The last four statics are the world's bounding walls.
         let statics = crowd.statics();
         scene.statics = statics[..statics.len().saturating_sub(4)].to_vec();
-        let mut g = 0;
-        while let Some(goal) = crowd.goal(bevy_crowdfield::steer::GoalId(g)) {
+        for (g, id) in crowd.goal_ids().enumerate() {
+            let Some(goal) = crowd.goal(id) else { continue };
             scene.goals.push(goal.shape().clone());
-            if (g as usize) < options.field_plots {
+            if g < options.field_plots {
                 fields.push(goal.map().clone());
             }
-            g += 1;
         }
     }
-    let (metrics, agents) = recorder.finish(&scenario, missing);
+    let (mut metrics, agents) = recorder.finish(&scenario, missing);
+    metrics.groups = metrics::group_summaries(&group_samples, scenario.groups.len());
     RunOutput {
         trajectories,
         agents,
         metrics,
         scene,
         fields,
+        groups: group_samples,
     }
 }
 
@@ -693,6 +770,15 @@ pub fn write_outputs(
         plots.push((name, tmp));
     }
     let drawn = drawn.and_then(|()| {
+        if output.groups.is_empty() {
+            return Ok(());
+        }
+        let tmp = dir.join(".groups.partial.png");
+        let r = plot::plot_groups(&tmp, &output.groups, output.metrics.planner_period_s);
+        plots.push(("groups.png".to_string(), tmp));
+        r
+    });
+    let drawn = drawn.and_then(|()| {
         if output.metrics.areas.is_empty() {
             return Ok(());
         }
@@ -729,6 +815,12 @@ pub fn write_outputs(
             }),
         ),
     ];
+    if !output.groups.is_empty() {
+        files.push((
+            "groups.csv",
+            Box::new(|w| w.write_all(groups_csv(&output.groups, period).as_bytes())),
+        ));
+    }
     if !output.metrics.areas.is_empty() {
         files.push((
             "measurements.csv",
@@ -795,6 +887,8 @@ fn is_run_output(name: &str) -> bool {
         name,
         "field.png"
             | "fundamental_diagram.png"
+            | "groups.png"
+            | "groups.csv"
             | "measurements.csv"
             | "trajectories.txt"
             | "geometry.wkt"

@@ -265,6 +265,7 @@ pub fn from_menge(
         agents,
         regions: Vec::new(),
         measurements: Vec::new(),
+        groups: Vec::new(),
     };
     // The world: everything the run touches, with a margin.
     let mut points: Vec<DVec2> = scene_parts

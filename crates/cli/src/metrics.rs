@@ -60,7 +60,8 @@ pub struct Metrics {
     pub stuck: usize,
     /// Agents with no target at all that the plugin took: they stand where they were placed,
     /// obstacles for the others (the ambush's pocket of people), and take no part in the
-    /// arrival, time, path and effort figures below. One it rejected counts as rejected.
+    /// arrival, time, path and effort figures below. One it rejected counts as rejected. Group
+    /// members count here too: their group walks, and its figures are in `groups`.
     pub standing: usize,
     /// Agents that reached their last goal.
     pub arrived: usize,
@@ -117,6 +118,52 @@ pub struct Metrics {
     /// The flow through each of the scenario's measurement lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
+    /// Each of the scenario's groups, over the run (`groups.csv` has every step).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSummary>,
+}
+
+/// One group over a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupSummary {
+    /// The group's index in the scenario's `groups`.
+    pub group: usize,
+    /// The first step its map stood in its goal, if it did.
+    pub arrived_step: Option<u64>,
+    /// Mean and largest formation error over the steps it was formed.
+    pub formation_error_mean: f64,
+    /// Largest formation error.
+    pub formation_error_max: f64,
+    /// Formation error after the last step.
+    pub formation_error_last: f64,
+    /// Largest cohesion (the farthest member from the centroid over the map's half size).
+    pub cohesion_max: f64,
+    /// Most connected parts at once (1: it never split).
+    pub parts_max: usize,
+    /// Connected parts after the last step.
+    pub parts_last: usize,
+}
+
+/// Each group's [`GroupSummary`] from the run's samples (`groups` groups in the scenario; a
+/// group never formed is left out).
+pub fn group_summaries(samples: &[crate::GroupSample], groups: usize) -> Vec<GroupSummary> {
+    (0..groups)
+        .filter_map(|g| {
+            let mine: Vec<&crate::GroupSample> = samples.iter().filter(|s| s.group == g).collect();
+            let last = mine.last()?;
+            let n = mine.len() as f64;
+            Some(GroupSummary {
+                group: g,
+                arrived_step: mine.iter().find(|s| s.arrived).map(|s| s.step),
+                formation_error_mean: mine.iter().map(|s| s.formation_error).sum::<f64>() / n,
+                formation_error_max: mine.iter().map(|s| s.formation_error).fold(0.0, f64::max),
+                formation_error_last: last.formation_error,
+                cohesion_max: mine.iter().map(|s| s.cohesion).fold(0.0, f64::max),
+                parts_max: mine.iter().map(|s| s.parts).max().unwrap_or(0),
+                parts_last: last.parts,
+            })
+        })
+        .collect()
 }
 
 impl Metrics {
@@ -429,7 +476,9 @@ impl Recorder {
                 row_state = RowState::TimedOut;
             } else if state == AgentState::Arrived {
                 track.arrived_at = Some(step);
-            } else {
+            } else if !track.standing {
+                // (A group member has no target of its own and is not a walker: its group's
+                // arrival is counted in `groups`.)
                 walking += 1;
                 if track.unreachable && !track.timed {
                     self.stranded += 1;
@@ -621,7 +670,15 @@ impl Recorder {
         scenario: &Scenario,
         not_placed: usize,
     ) -> (Metrics, Vec<AgentRecord>) {
-        let asked = scenario.agents.len() + scenario.regions.iter().map(|r| r.count).sum::<usize>();
+        // Group members count as agents, standing ones (their group walks, not they: the
+        // group's figures are in `groups`).
+        let asked = scenario.agents.len()
+            + scenario.regions.iter().map(|r| r.count).sum::<usize>()
+            + scenario
+                .groups
+                .iter()
+                .map(|g| g.members.len())
+                .sum::<usize>();
         let records = self.records();
         let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
         let figures = |f: fn(&AgentRecord) -> Option<f64>| -> Vec<f64> {
@@ -687,6 +744,7 @@ impl Recorder {
                 .collect(),
             areas,
             lines,
+            groups: Vec::new(),
         };
         let walkers = metrics.walkers();
         if walkers > 0 {
@@ -940,6 +998,7 @@ mod tests {
             agents: Vec::new(),
             regions: Vec::new(),
             measurements: Vec::new(),
+            groups: Vec::new(),
         };
         let recorder = |times: &[f64]| {
             let measurer = Measurer::new(&[], (DVec2::ZERO, DVec2::splat(10.0)), &[], 0.5);

@@ -300,6 +300,101 @@ pub fn plot_fundamental_diagram(path: &Path, areas: &[AreaReport]) -> Result<(),
     write_png(path, size, &rgb)
 }
 
+/// Writes the groups' measures over time as a PNG of two panels over seconds (grid lines every
+/// 10 s): on the left each group's formation error (RMS member-to-slot distance over the
+/// formation's radius; grid every 0.25), on the right its connected parts (grid every part);
+/// one colour a group (the first dark blue, then orange, green, purple, red), a thin line of its
+/// colour where it arrived.
+pub fn plot_groups(
+    path: &Path,
+    samples: &[crate::GroupSample],
+    period: f64,
+) -> Result<(), PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError::new(path, e);
+    let size = (1_220u32, 460u32);
+    let palette = [
+        RGBColor(30, 60, 180),
+        RGBColor(230, 120, 20),
+        RGBColor(40, 160, 60),
+        RGBColor(140, 60, 170),
+        RGBColor(200, 40, 40),
+    ];
+    let groups = samples.iter().map(|s| s.group + 1).max().unwrap_or(0);
+    let t_end = samples
+        .iter()
+        .map(|s| s.step as f64 * period)
+        .fold(1.0, f64::max);
+    let error_top = samples
+        .iter()
+        .map(|s| s.formation_error)
+        .fold(0.5, f64::max)
+        * 1.05;
+    let parts_top = samples.iter().map(|s| s.parts).max().unwrap_or(1).max(2) as f64 + 0.5;
+    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (left, right) = root.split_horizontally(size.0 / 2);
+        for (panel, parts) in [(left, false), (right, true)] {
+            let top = if parts { parts_top } else { error_top };
+            let mut chart = ChartBuilder::on(&panel)
+                .margin(14)
+                .build_cartesian_2d(0.0..t_end, 0.0..top)
+                .map_err(|e| err(&e))?;
+            // Grid lines (no text: the plots carry no font): every 10 s, and every 0.25 of
+            // formation error or every part.
+            let grey = RGBColor(220, 220, 220);
+            let y_grid = if parts { 1.0 } else { 0.25 };
+            let vertical = (1..=(t_end / 10.0) as usize)
+                .map(|k| vec![(k as f64 * 10.0, 0.0), (k as f64 * 10.0, top)]);
+            let horizontal = (1..=(top / y_grid) as usize)
+                .map(|k| vec![(0.0, k as f64 * y_grid), (t_end, k as f64 * y_grid)]);
+            chart
+                .draw_series(
+                    vertical
+                        .chain(horizontal)
+                        .map(|l| PathElement::new(l, grey.stroke_width(1))),
+                )
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series([Rectangle::new(
+                    [(0.0, 0.0), (t_end, top)],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(|e| err(&e))?;
+            for g in 0..groups {
+                let colour = palette[g % palette.len()];
+                let mine: Vec<&crate::GroupSample> =
+                    samples.iter().filter(|s| s.group == g).collect();
+                let value = |s: &crate::GroupSample| {
+                    if parts {
+                        s.parts as f64
+                    } else {
+                        s.formation_error
+                    }
+                };
+                chart
+                    .draw_series(LineSeries::new(
+                        mine.iter().map(|s| (s.step as f64 * period, value(s))),
+                        colour.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?;
+                if let Some(at) = mine.iter().find(|s| s.arrived) {
+                    let t = at.step as f64 * period;
+                    chart
+                        .draw_series([PathElement::new(
+                            vec![(t, 0.0), (t, top)],
+                            colour.mix(0.4).stroke_width(1),
+                        )])
+                        .map_err(|e| err(&e))?;
+                }
+            }
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_png(path, size, &rgb)
+}
+
 /// A dark-purple → teal → yellow ramp for t in [0, 1].
 fn ramp(t: f64) -> RGBColor {
     let stops = [

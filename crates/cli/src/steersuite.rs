@@ -273,6 +273,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             agents: Vec::new(),
             regions: Vec::new(),
             measurements: Vec::new(),
+            groups: Vec::new(),
         };
         // One portable stream (ChaCha8) for the obstacle regions' squares and the regions'
         // seeds, in the order they are met.

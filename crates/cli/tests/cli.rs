@@ -1853,3 +1853,33 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
         assert!(!refused.exists(), "{bad:?}");
     }
 }
+
+/// The shipped group scenario: the wedge files through the corridor and forms again, the run
+/// stops once the group has arrived, and `groups.csv`, `groups.png` and the metrics' group
+/// summary are written.
+#[test]
+fn a_group_scenario_writes_the_groups_measures_over_time() {
+    let dir = scratch("wedge-corridor");
+    let run = run_file(&scenario("wedge-corridor"), &["--until-arrived"], &dir);
+    assert!(run.status.success(), "{run:?}");
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["agent_overlaps"], 0);
+    assert_eq!(metrics["wall_overlaps"], 0);
+    assert_eq!(metrics["standing"], 7, "the members");
+    let group = &metrics["groups"][0];
+    assert!(group["arrived_step"].as_u64().is_some(), "{group}");
+    assert!(
+        group["parts_max"].as_u64().unwrap() >= 2,
+        "it filed through: {group}"
+    );
+    assert_eq!(group["parts_last"], 1);
+    let csv = std::fs::read_to_string(dir.join("groups.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "step,time_s,group,formation_error,slot_distance_m,cohesion,parts,arrived"
+    );
+    assert!(csv.lines().count() > 50);
+    assert!(dir.join("groups.png").is_file());
+}

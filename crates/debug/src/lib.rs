@@ -2,7 +2,8 @@
 //!
 //! Overlays that show what crowdfield's planner computes, switched at run time: each goal's
 //! global map as a heat map with isolines and descent arrows, the selected agent's local map and
-//! decision, agent states, sub-goal stacks and planner statistics.
+//! decision, agent states, sub-goal stacks, planner statistics, and groups' maps, bands and
+//! slots.
 //!
 //! ```no_run
 //! use bevy::prelude::*;
@@ -30,6 +31,9 @@
 //! | 5 | agent states as coloured rings ([`OverlayId::AGENT_STATES`]) |
 //! | 6 | sub-goal stacks ([`OverlayId::SUBGOALS`]) |
 //! | 7 | counts and planner time ([`OverlayId::STATS`], on at start) |
+//! | 8 | group maps as heat maps: the selected agent's group, or the first few ([`OverlayId::GROUP_MAP`]) |
+//! | 9 | group bands μ, brighter where the map's descent outweighs the slot ([`OverlayId::GROUP_BANDS`]) |
+//! | 0 | every group's slots, member-to-slot lines, map bounds and heading ([`OverlayId::GROUP_SLOTS`]) |
 //! | G | which goal's global map: the selected agent's, then each goal in turn |
 //! | Tab / Shift+Tab | select the next / previous agent |
 //! | left click | select the agent under the cursor (elsewhere: clear) |
@@ -55,6 +59,7 @@
 
 mod agents;
 mod global;
+mod groups;
 pub mod overlay;
 pub mod paint;
 mod panel;
@@ -103,7 +108,7 @@ pub enum ShownMap {
     /// The selected agent's current goal, or the first goal when none is selected.
     #[default]
     FollowSelection,
-    /// The goal with this index (wraps around the goals the crowd has).
+    /// The goal with this index among the goals the crowd has (wraps around them).
     Goal(u32),
 }
 
@@ -186,6 +191,13 @@ impl Plugin for CrowdDebugPlugin {
             (OverlayId::AGENT_STATES, "agent states", KeyCode::Digit5),
             (OverlayId::SUBGOALS, "sub-goal stacks", KeyCode::Digit6),
             (OverlayId::STATS, "counts and planner time", KeyCode::Digit7),
+            (OverlayId::GROUP_MAP, "group maps", KeyCode::Digit8),
+            (OverlayId::GROUP_BANDS, "group bands (mu)", KeyCode::Digit9),
+            (
+                OverlayId::GROUP_SLOTS,
+                "group slots and map bounds",
+                KeyCode::Digit0,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);
@@ -215,6 +227,7 @@ impl Plugin for CrowdDebugPlugin {
                     .in_set(CrowdDebugSystems::Input),
             );
         global::build(app);
+        groups::build(app);
         agents::build(app);
         panel::build(app);
     }
@@ -230,30 +243,25 @@ pub(crate) fn shown_goal(
     settings: &CrowdDebugSettings,
     selected: SelectedAgent,
 ) -> Option<bevy_crowdfield::steer::GoalId> {
-    use bevy_crowdfield::steer::GoalId;
     let crowd = world.crowd()?;
     let count = goal_count(crowd);
     if count == 0 {
         return None;
     }
     match settings.shown_map {
-        ShownMap::Goal(i) => Some(GoalId(i % count)),
+        ShownMap::Goal(i) => crowd.goal_ids().nth((i % count) as usize),
         ShownMap::FollowSelection => {
             let followed = selected
                 .0
                 .and_then(|e| world.agent_id(e))
                 .and_then(|id| crowd.agent(id))
                 .and_then(|a| a.params().goals.get(a.goal_index()).copied());
-            Some(followed.unwrap_or(GoalId(0)))
+            followed.or_else(|| crowd.goal_ids().next())
         }
     }
 }
 
-/// Goals the crowd has (ids are dense from 0).
+/// Goals the crowd has (removed goals left out).
 pub(crate) fn goal_count(crowd: &bevy_crowdfield::steer::Crowd) -> u32 {
-    let mut n = 0;
-    while crowd.goal(bevy_crowdfield::steer::GoalId(n)).is_some() {
-        n += 1;
-    }
-    n
+    crowd.goal_count() as u32
 }

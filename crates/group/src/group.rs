@@ -117,6 +117,12 @@ pub struct Member {
     pub(crate) outside: u32,
     /// The step at which it settled on its slot after the group arrived.
     pub(crate) settled_at: Option<u64>,
+    /// The step handed over last, and where the member stood when it was decided.
+    pub(crate) last_step: DVec2,
+    pub(crate) last_position: DVec2,
+    /// Steps in a row the collision guard held the member (it moved under a fifth of the step
+    /// handed over).
+    pub(crate) blocked: u32,
 }
 
 impl Member {
@@ -131,6 +137,9 @@ impl Member {
             max_step: 0.35,
             outside: 0,
             settled_at: None,
+            last_step: DVec2::ZERO,
+            last_position: DVec2::ZERO,
+            blocked: 0,
         }
     }
 
@@ -389,6 +398,26 @@ impl Group {
         self.place_slots();
     }
 
+    /// For member `k`, held by the guard: the position of another held member touching it
+    /// (within a fifth of a radius of contact) that lies ahead of it along `way`, if any (ties
+    /// go to the later member, so exactly one of two yields).
+    fn blocker(&self, k: usize, way: DVec2) -> Option<DVec2> {
+        let me = &self.members[k];
+        self.members
+            .iter()
+            .enumerate()
+            .filter(|(j, o)| {
+                *j != k
+                    && o.blocked >= 1
+                    && (o.position - me.position).length() <= (o.radius + me.radius) * 1.2
+            })
+            .find(|(j, o)| {
+                let ahead = (o.position - me.position).dot(way);
+                ahead > 1e-9 || (ahead.abs() <= 1e-9 && *j > k)
+            })
+            .map(|(_, o)| o.position)
+    }
+
     /// Places the formation's slots in the world at the anchor and heading, reassigning them
     /// first where the policy asks (an order, or a turn of more than a right angle since the
     /// last assignment).
@@ -491,6 +520,17 @@ impl Group {
             .iter()
             .map(|m| self.map.interior_cell(m.position))
             .collect();
+        // Members the collision guard held last step.
+        for m in &mut self.members {
+            let wanted = m.last_step.length();
+            let moved = (m.position - m.last_position).length();
+            if wanted > 0.05 * m.max_step && moved < 0.2 * wanted {
+                m.blocked = m.blocked.saturating_add(1);
+            } else {
+                m.blocked = 0;
+            }
+        }
+        let way = self.heading;
         let mut steps = Vec::with_capacity(self.members.len());
         for k in 0..self.members.len() {
             let m = &self.members[k];
@@ -581,6 +621,32 @@ impl Group {
                     )
                 }
             };
+            // Two members held against each other in a narrow way (each pushing into the
+            // other's path, the guard holding both) would stand for good: the one further back
+            // along the group's heading steps back off the other, and lets it through (ours;
+            // the seed's members move one after the other on a shared map and have no guard).
+            // A member the guard held against a wall steps to the centre of its cell first:
+            // the map's cells are a member wide and its obstacles grown by half a radius
+            // (`OBSTACLE_GROWTH`), so a free row of a corridor two members wide may be too
+            // tight for a member off its centre line, which would push into the corner for good.
+            let displacement = match (m.blocked >= YIELD_AFTER)
+                .then(|| self.blocker(k, way))
+                .flatten()
+            {
+                Some(ahead) => {
+                    let off = (m.position - ahead).normalize_or_zero() - way * 0.5;
+                    off.normalize_or_zero() * 0.5 * m.max_step
+                }
+                None if m.blocked >= 1 => {
+                    match interior.map(|c| self.map.field().geometry().cell_centre(c.0, c.1)) {
+                        Some(centre) if (centre - m.position).length() > 0.02 * cell => {
+                            (centre - m.position).clamp_length_max(m.max_step)
+                        }
+                        _ => displacement,
+                    }
+                }
+                None => displacement,
+            };
             // A member inside the map stays inside it (the seed warns that members faster than
             // their map leave it): its step ends at the interior's edge, where the map's next
             // move takes it on.
@@ -602,6 +668,8 @@ impl Group {
             }
             cells[k] = to;
             let m = &mut self.members[k];
+            m.last_step = displacement;
+            m.last_position = m.position;
             m.heading = env_heading;
             if displacement != DVec2::ZERO || slot_direction != DVec2::ZERO {
                 m.slot_direction = slot_direction;
@@ -623,6 +691,9 @@ impl Group {
         steps
     }
 }
+
+/// Steps a member is held by the guard before it yields to a held member ahead of it.
+const YIELD_AFTER: u32 = 2;
 
 /// How far from the anchor, on each axis, a point is surely on an interior cell of a map of
 /// `side` cells of `cell` metres centred on it: the map snaps to the lattice cell holding the

@@ -77,7 +77,7 @@ pub use formation::{Formation, Resampling, Template};
 pub use group::{FLAT_DESCENT, Group, GroupMeasures, Guide, Member, OBSTACLE_GROWTH};
 pub use map::{GroupMap, MAX_MAP_SIDE, MIN_MAP_SIDE};
 pub use settings::{DEFAULT_BANDS, GroupSettings};
-pub use world::{GroupEvent, GroupId, GroupReport, Groups, LostReason};
+pub use world::{GroupEvent, GroupId, GroupReport, Groups, LostReason, check_group};
 
 /// What a game spawns and configures.
 pub mod prelude {

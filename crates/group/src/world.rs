@@ -34,6 +34,31 @@ use crate::group::{Group, GroupMeasures, Guide, Member};
 use crate::map::GroupMap;
 use crate::{Formation, GroupError, GroupSettings, measure};
 
+/// Checks what [`Groups::create`] would check of a group before it has agents: its settings, and
+/// that `formation` gives `members` members of radius `radius` a slot each and fits the map
+/// (a free group: that the map holds `members`). For scenario files and editors.
+pub fn check_group(
+    settings: &GroupSettings,
+    formation: Option<&Formation>,
+    members: usize,
+    radius: f64,
+) -> Result<(), GroupError> {
+    if members == 0 {
+        return Err(GroupError::EmptyGroup);
+    }
+    settings.validate()?;
+    let slots = match formation {
+        Some(f) => f.slots(members, radius)?,
+        None => Vec::new(),
+    };
+    crate::group::check_fit(
+        &slots,
+        members,
+        settings.map_side,
+        settings.cell_for(radius),
+    )
+}
+
 /// Identifies a group. Ids are never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -6,7 +6,7 @@ mod common;
 use common::{block, deepest_overlap, members_and_slots, positions, spawn_at, world};
 use crowdfield_field::Shape;
 use crowdfield_group::{Formation, GroupSettings, Groups, Template, measure};
-use crowdfield_steer::{AgentParams, AgentState, Crowd};
+use crowdfield_steer::{AgentParams, AgentState, ArrivalAction, Crowd};
 use glam::DVec2;
 
 #[test]
@@ -101,6 +101,8 @@ fn crossing_square() -> (
                 .spawn(AgentParams {
                     position: DVec2::new(x, 35.0),
                     goals: vec![south],
+                    // Into the goal, to leave its edge clear for those behind.
+                    on_arrival: ArrivalAction::Settle,
                     ..AgentParams::default()
                 })
                 .unwrap(),
@@ -110,6 +112,7 @@ fn crossing_square() -> (
                 .spawn(AgentParams {
                     position: DVec2::new(x + 0.6, 5.0),
                     goals: vec![north],
+                    on_arrival: ArrivalAction::Settle,
                     ..AgentParams::default()
                 })
                 .unwrap(),

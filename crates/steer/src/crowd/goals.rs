@@ -443,6 +443,16 @@ impl Crowd {
         self.goals.iter().flatten().count()
     }
 
+    /// The ids of the goals alive, in increasing order (ids of removed goals are skipped, so
+    /// they are not dense).
+    pub fn goal_ids(&self) -> impl Iterator<Item = GoalId> + '_ {
+        self.goals
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.is_some())
+            .map(|(i, _)| GoalId(i as u32))
+    }
+
     /// Guidance from outside handed over since the last step is taken (see
     /// [`Crowd::set_guidance`]).
     pub(super) fn take_guidance(&mut self) {

@@ -1,0 +1,187 @@
+//! Group overlays (seed 004 §5.2–§5.3): each group's map as a heat map, its bands μ, and its
+//! slots with a line from every member to its slot, the map's bounds, anchor and heading.
+//! The heat map and the bands show the selected agent's group, or every group while there are
+//! at most [`SHOWN_GROUPS`] (a game of thousands of groups would otherwise draw them all);
+//! slots and bounds are drawn for every group.
+
+use bevy::prelude::*;
+use bevy_crowdfield::groups::{Group, GroupId};
+use bevy_crowdfield::prelude::*;
+
+use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
+use crate::paint;
+use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent};
+
+/// Groups whose maps and bands are drawn when no selected agent picks one.
+pub const SHOWN_GROUPS: usize = 8;
+
+/// Colour of the map's bounds and heading.
+const BOUNDS: Color = Color::srgba(1.0, 0.85, 0.2, 0.9);
+/// Colour of slots.
+const SLOT: Color = Color::srgb(0.3, 1.0, 0.5);
+/// Colour of a member's line to its slot.
+const TO_SLOT: Color = Color::srgba(0.3, 1.0, 0.5, 0.55);
+/// Colour of the band squares (its alpha scaled by μ).
+const BAND: Color = Color::srgb(1.0, 0.35, 0.2);
+
+impl OverlayId {
+    /// The group maps as heat maps.
+    pub const GROUP_MAP: Self = Self("crowdfield.group_map");
+    /// The bands μ of the group maps.
+    pub const GROUP_BANDS: Self = Self("crowdfield.group_bands");
+    /// Slots, member-to-slot lines, map bounds, anchors and headings.
+    pub const GROUP_SLOTS: Self = Self("crowdfield.group_slots");
+}
+
+pub(crate) fn build(app: &mut App) {
+    app.add_systems(
+        Update,
+        (
+            sync_group_maps.run_if(overlay_enabled_or_switched(OverlayId::GROUP_MAP)),
+            draw_bands.run_if(overlay_enabled(OverlayId::GROUP_BANDS)),
+            draw_slots.run_if(overlay_enabled(OverlayId::GROUP_SLOTS)),
+        )
+            .in_set(CrowdDebugSystems::Draw),
+    );
+}
+
+/// The groups whose map and bands are shown: the selected agent's, or the first few.
+fn shown_groups<'a>(
+    groups: &'a GroupWorld,
+    world: &CrowdWorld,
+    selected: SelectedAgent,
+) -> Vec<(GroupId, &'a Group)> {
+    let picked = selected
+        .0
+        .and_then(|e| world.agent_id(e))
+        .and_then(|id| groups.groups().group_of(id));
+    match picked {
+        Some(id) => groups
+            .groups()
+            .group(id)
+            .map(|g| vec![(id, g)])
+            .unwrap_or_default(),
+        None => groups.groups().groups().take(SHOWN_GROUPS).collect(),
+    }
+}
+
+/// One group map's heat-map sprite.
+#[derive(Component)]
+struct GroupMapSprite {
+    /// The group it shows.
+    group: GroupId,
+}
+
+/// Keeps one heat-map sprite per shown group map, repainted every frame the overlay is on (a
+/// group map changes every planner step, and has a few hundred cells).
+#[allow(clippy::too_many_arguments)]
+fn sync_group_maps(
+    mut commands: Commands,
+    overlays: Res<DebugOverlays>,
+    settings: Res<CrowdDebugSettings>,
+    selected: Res<SelectedAgent>,
+    world: Res<CrowdWorld>,
+    groups: Res<GroupWorld>,
+    mut images: ResMut<Assets<Image>>,
+    mut sprites: Query<(Entity, &GroupMapSprite, &mut Sprite, &mut Transform)>,
+) {
+    let shown: Vec<(GroupId, &Group)> = if overlays.is_enabled(OverlayId::GROUP_MAP) {
+        shown_groups(&groups, &world, *selected)
+    } else {
+        Vec::new()
+    };
+    let alpha = (settings.heat_map_alpha.clamp(0.0, 1.0) * 220.0).round() as u8;
+    let z = settings.heat_map_z + 1.0;
+    let mut kept = Vec::new();
+    for (entity, sprite_of, mut sprite, mut transform) in &mut sprites {
+        match shown.iter().find(|(id, _)| *id == sprite_of.group) {
+            Some((_, group)) => {
+                let field = group.map().field();
+                let (lo, hi) = field.geometry().world_bounds();
+                sprite.image = images.add(crate::global::map_image(&paint::heat_map(field, alpha)));
+                sprite.custom_size = Some((hi - lo).as_vec2());
+                transform.translation = ((lo + hi) * 0.5).as_vec2().extend(z);
+                kept.push(sprite_of.group);
+            }
+            None => commands.entity(entity).despawn(),
+        }
+    }
+    for (id, group) in shown.into_iter().filter(|(id, _)| !kept.contains(id)) {
+        let field = group.map().field();
+        let (lo, hi) = field.geometry().world_bounds();
+        commands.spawn((
+            Name::new("crowdfield debug: group map"),
+            GroupMapSprite { group: id },
+            Sprite {
+                image: images.add(crate::global::map_image(&paint::heat_map(field, alpha))),
+                custom_size: Some((hi - lo).as_vec2()),
+                ..default()
+            },
+            Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(z)),
+        ));
+    }
+}
+
+/// Each shown group map's cells in bands B_i as squares, more opaque where μ is higher.
+fn draw_bands(
+    mut gizmos: Gizmos,
+    selected: Res<SelectedAgent>,
+    world: Res<CrowdWorld>,
+    groups: Res<GroupWorld>,
+) {
+    for (_, group) in shown_groups(&groups, &world, *selected) {
+        let map = group.map();
+        let geometry = *map.field().geometry();
+        let side = map.side();
+        let weights = group.band_weights();
+        let size = Vec2::splat(geometry.cell_size() as f32 * 0.8);
+        for y in 1..side - 1 {
+            for x in 1..side - 1 {
+                let mu = weights[y * side + x] as f32;
+                if mu <= 0.0
+                    || map.field().kind(x, y) != Some(bevy_crowdfield::field::CellKind::Free)
+                {
+                    continue;
+                }
+                let centre = geometry.cell_centre(x, y).as_vec2();
+                gizmos.rect_2d(
+                    Isometry2d::from_translation(centre),
+                    size,
+                    BAND.with_alpha(0.25 + 0.75 * mu),
+                );
+            }
+        }
+    }
+}
+
+/// Every group's slots, member-to-slot lines, map bounds, anchor and heading.
+fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld>) {
+    let Some(crowd) = world.crowd() else {
+        return;
+    };
+    for (_, group) in groups.groups().groups() {
+        let (lo, hi) = group.map().field().geometry().world_bounds();
+        let (lo, hi) = (lo.as_vec2(), hi.as_vec2());
+        gizmos.rect_2d(
+            Isometry2d::from_translation((lo + hi) * 0.5),
+            hi - lo,
+            BOUNDS,
+        );
+        let anchor = group.anchor().as_vec2();
+        let cell = group.map().cell_size() as f32;
+        gizmos.arrow_2d(
+            anchor,
+            anchor + group.heading().as_vec2() * 4.0 * cell,
+            BOUNDS,
+        );
+        for (agent, slot) in group.member_slots() {
+            let Some(slot) = slot.map(|s| s.as_vec2()) else {
+                continue;
+            };
+            gizmos.cross_2d(Isometry2d::from_translation(slot), 0.5 * cell, SLOT);
+            if let Some(a) = crowd.agent(agent) {
+                gizmos.line_2d(a.position().as_vec2(), slot, TO_SLOT);
+            }
+        }
+    }
+}

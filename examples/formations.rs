@@ -1,0 +1,204 @@
+//! Groups in formation, RTS-style: four groups cross a town of blocks, streets and narrow
+//! alleys while townsfolk walk their own ways. Click a member or drag a box to select groups,
+//! pick a formation with a key, right click to send them (help at the top left). The debug
+//! overlays show the groups' maps (8), bands (9) and slots (0).
+//!
+//! ```text
+//! cargo run --release --example formations
+//! ```
+
+#[path = "support/mod.rs"]
+mod support;
+
+#[path = "support/rts.rs"]
+mod rts;
+
+use bevy::prelude::*;
+use bevy_crowdfield::prelude::*;
+use crowdfield_debug::prelude::*;
+
+/// World size, metres.
+const WORLD: Vec2 = Vec2::new(64.0, 40.0);
+
+fn main() {
+    let mut help = vec![
+        "Four groups cross a town: streets 4 m wide, alleys of 1.5 m; townsfolk walk their own ways."
+            .into(),
+    ];
+    help.extend(rts::help());
+    help.push(
+        "Overlays: 8 group maps, 9 bands, 0 slots and map bounds (panel on the right).".into(),
+    );
+    App::new()
+        .add_plugins((
+            DefaultPlugins.set(support::window("crowdfield: formations")),
+            CrowdfieldPlugins,
+            CrowdDebugPlugin,
+            support::ExampleView { help },
+            rts::RtsTool,
+        ))
+        .insert_resource(CrowdfieldSettings {
+            world_min: Vec2::ZERO,
+            world_max: WORLD,
+            global_cell_size: 0.25,
+            global_inflation: 0.2,
+            ..default()
+        })
+        .insert_resource(CrowdDebugSettings {
+            // The tool owns the left button.
+            select_button: None,
+            ..default()
+        })
+        .add_systems(Startup, (spawn_town, overlays_on))
+        .add_systems(
+            Update,
+            (
+                cursor_to_world.before(rts::select),
+                follow_selection.after(rts::select),
+                draw_selection,
+            ),
+        )
+        .run();
+}
+
+fn overlays_on(mut overlays: ResMut<DebugOverlays>) {
+    overlays.set(OverlayId::GROUP_SLOTS, true);
+    overlays.set(OverlayId::STATS, false);
+}
+
+/// Blocks of houses with streets between them, and two alleys through the middle row.
+fn town() -> Vec<Shape> {
+    let mut blocks = Vec::new();
+    let columns = [(8.0, 20.0), (24.0, 36.0), (40.0, 52.0)];
+    let rows = [(4.0, 12.0), (16.0, 24.0), (28.0, 36.0)];
+    for (r, &(y0, y1)) in rows.iter().enumerate() {
+        for &(x0, x1) in &columns {
+            if r == 1 {
+                // The middle row is cut by an alley 1.5 m wide.
+                let mid = (x0 + x1) * 0.5;
+                blocks.push((DVec2::new(x0, y0), DVec2::new(mid - 0.75, y1)));
+                blocks.push((DVec2::new(mid + 0.75, y0), DVec2::new(x1, y1)));
+            } else {
+                blocks.push((DVec2::new(x0, y0), DVec2::new(x1, y1)));
+            }
+        }
+    }
+    blocks
+        .into_iter()
+        .map(|(min, max)| Shape::Aabb { min, max })
+        .collect()
+}
+
+fn spawn_town(mut commands: Commands) {
+    for shape in town() {
+        commands.spawn((CrowdObstacle::fixed(shape), Transform::IDENTITY));
+    }
+    // Four groups on the west side, each sent east along a street.
+    let groups = [
+        (
+            Vec2::new(3.0, 14.0),
+            7,
+            FormationTemplate::Wedge,
+            Vec2::new(60.0, 14.0),
+        ),
+        (
+            Vec2::new(3.0, 26.0),
+            9,
+            FormationTemplate::Box,
+            Vec2::new(60.0, 26.0),
+        ),
+        (
+            Vec2::new(3.0, 38.0),
+            6,
+            FormationTemplate::Line,
+            Vec2::new(60.0, 38.0),
+        ),
+        (
+            Vec2::new(3.0, 2.0),
+            5,
+            FormationTemplate::Column,
+            Vec2::new(46.0, 20.0),
+        ),
+    ];
+    for (at, n, template, to) in groups {
+        let group = commands
+            .spawn((
+                CrowdGroup::in_formation(Formation::template(template)),
+                GroupOrder::MoveTo(to),
+            ))
+            .id();
+        for i in 0..n {
+            let p = at + Vec2::new((i / 3) as f32 * -1.2, ((i % 3) as f32 - 1.0) * 1.2);
+            commands.spawn((
+                CrowdAgent,
+                Transform::from_translation(p.extend(0.0)),
+                MemberOf(group),
+            ));
+        }
+    }
+    // Townsfolk crossing north and south along the streets.
+    for i in 0..16 {
+        let x = [22.0, 38.0][i % 2] + (i / 2) as f32 * 0.2;
+        let (from, to) = if i % 4 < 2 {
+            (Vec2::new(x, 1.0 + (i / 4) as f32), Vec2::new(x, 39.0))
+        } else {
+            (Vec2::new(x, 39.0 - (i / 4) as f32), Vec2::new(x, 1.0))
+        };
+        commands.spawn((
+            CrowdAgent,
+            Transform::from_translation(from.extend(0.0)),
+            AgentGoals::point(to),
+        ));
+    }
+}
+
+/// The cursor in the world, through the 2D camera.
+fn cursor_to_world(
+    window: Single<&Window>,
+    camera: Single<(&Camera, &GlobalTransform)>,
+    mut cursor: ResMut<rts::CursorWorld>,
+) {
+    let (camera, transform) = *camera;
+    cursor.0 = window
+        .cursor_position()
+        .and_then(|p| camera.viewport_to_world_2d(transform, p).ok());
+}
+
+/// The debug overlays show the first selected group's map.
+fn follow_selection(
+    selection: Res<rts::Selection>,
+    members: Query<&GroupMembers>,
+    mut selected: ResMut<SelectedAgent>,
+) {
+    if !selection.is_changed() {
+        return;
+    }
+    selected.0 = selection
+        .0
+        .first()
+        .and_then(|g| members.get(*g).ok())
+        .and_then(|m| m.entities().first().copied());
+}
+
+/// The box being dragged, and a ring round every member of a selected group.
+fn draw_selection(
+    mut gizmos: Gizmos,
+    cursor: Res<rts::CursorWorld>,
+    drag: Res<rts::Drag>,
+    selection: Res<rts::Selection>,
+    members: Query<&GroupMembers>,
+    plans: Query<&Transform, With<CrowdAgent>>,
+) {
+    let ring = Color::srgb(1.0, 1.0, 1.0);
+    if let (Some(from), Some(at)) = (drag.0, cursor.0) {
+        gizmos.rect_2d((from + at) * 0.5, (at - from).abs(), ring);
+    }
+    for g in &selection.0 {
+        let Ok(m) = members.get(*g) else { continue };
+        for e in m.entities() {
+            if let Ok(t) = plans.get(*e) {
+                gizmos.circle_2d(t.translation.truncate(), 0.45, ring);
+            }
+        }
+    }
+}
