@@ -62,6 +62,7 @@ fn main() {
 }
 
 fn overlays_on(mut overlays: ResMut<DebugOverlays>) {
+    overlays.set(OverlayId::GROUP_MAP, true);
     overlays.set(OverlayId::GROUP_SLOTS, true);
     overlays.set(OverlayId::STATS, false);
 }

@@ -77,6 +77,21 @@ const STAGES: &[Stage] = &[
         help: false,
     },
     Stage {
+        name: "group_map",
+        overlays: &[OverlayId::GROUP_MAP],
+        help: false,
+    },
+    Stage {
+        name: "group_bands",
+        overlays: &[OverlayId::GROUP_BANDS],
+        help: false,
+    },
+    Stage {
+        name: "group_slots",
+        overlays: &[OverlayId::GROUP_SLOTS],
+        help: false,
+    },
+    Stage {
         name: "help",
         overlays: &[],
         help: true,
@@ -211,6 +226,20 @@ fn setup(mut commands: Commands, mut settings: ResMut<CrowdfieldSettings>) {
     let scenario = Scenario::from_path(path.as_ref()).expect("deadend scenario");
     scenario.apply_settings(&mut settings);
     scenario.spawn(&mut commands, None);
+    // A group in line, holding in the hall's upper right, for the group overlays.
+    let group = commands
+        .spawn((
+            CrowdGroup::in_formation(Formation::template(FormationTemplate::Line)),
+            GroupOrder::Hold,
+        ))
+        .id();
+    for i in 0..5 {
+        commands.spawn((
+            CrowdAgent,
+            Transform::from_xyz(32.0 + 1.5 * i as f32, 10.0, 0.0),
+            MemberOf(group),
+        ));
+    }
     commands.spawn((
         Camera2d,
         Projection::Orthographic(OrthographicProjection {
@@ -386,6 +415,38 @@ fn check(frames: &[(&'static str, Frame)]) {
                          {} colour buckets",
                         buckets.len()
                     ));
+                }
+            }
+            "group_map" => {
+                // The group's 10 m map in many ramp colours, its members as obstacles.
+                let mut buckets = std::collections::HashSet::new();
+                for (_, _, c) in &diff {
+                    buckets.insert(c.map(|v| v / 32));
+                }
+                if diff.len() < total / 20 || buckets.len() < 6 {
+                    fail(&format!("no group map: {} colour buckets", buckets.len()));
+                }
+            }
+            "group_bands" => {
+                let red = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] > 120 && c[1] < 110 && c[2] < 100)
+                    .count();
+                if red < 300 {
+                    fail(&format!("only {red} band pixels"));
+                }
+            }
+            "group_slots" => {
+                let green = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[1] > 170 && c[0] < 170 && c[2] < 200)
+                    .count();
+                let yellow = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] > 190 && c[1] > 160 && c[2] < 120)
+                    .count();
+                if green < 40 || yellow < 300 {
+                    fail(&format!("{green} slot pixels, {yellow} bounds pixels"));
                 }
             }
             "isolines" => {
