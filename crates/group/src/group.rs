@@ -367,14 +367,59 @@ impl Group {
             // obstacle larger than the map slid its intermediate goal along the border (last
             // step's map): then towards that goal, round the obstacle (ours).
             let slid = self.map.goal_direction();
-            let dir = if self.map.goal_slid() && slid != DVec2::ZERO {
-                slid
+            // Members the map cuts off from its goal (the border closes the way round an
+            // obstacle beside them): the map moves over the middle of the group, where it holds
+            // the most of every member's surroundings (ours).
+            let cut_off = self.map.holds_walls()
+                && !self.map.goal_cells().is_empty()
+                && self.members.iter().any(|m| {
+                    self.map.interior_cell(m.position).is_some()
+                        && self.map.way_length(m.position).is_none()
+                        && !self.map.obstacle_at(m.position)
+                });
+            // The map's own shortest way to its goal from the anchor, where last step's map
+            // holds obstacles.
+            let own_way = if self.map.holds_walls() {
+                self.map
+                    .way_at(self.anchor)
+                    .zip(self.map.way_length(self.anchor))
             } else {
-                dir
+                None
             };
-            let ahead = self.anchor + dir * speed;
-            let lead = ahead - centroid;
-            self.anchor = centroid + lead.clamp_length_max(leash);
+            if cut_off {
+                let (lo, hi) = self
+                    .members
+                    .iter()
+                    .fold((DVec2::INFINITY, DVec2::NEG_INFINITY), |(lo, hi), m| {
+                        (lo.min(m.position), hi.max(m.position))
+                    });
+                let middle = (lo + hi) * 0.5;
+                self.anchor += (middle - self.anchor).clamp_length_max(speed);
+            } else {
+                // The map moves as one agent along the guidance (seed 004 §5.3.2), held within
+                // the leash of the centroid: straight over obstacles it holds (members find
+                // their ways round them inside the map, and may split), but never onto one; there,
+                // and where an obstacle larger than the map slid its goal along the border, it
+                // walks its own shortest way round (ours).
+                let straight = {
+                    let dir = if self.map.goal_slid() && slid != DVec2::ZERO {
+                        slid
+                    } else {
+                        dir
+                    };
+                    let ahead = self.anchor + dir * speed;
+                    centroid + (ahead - centroid).clamp_length_max(leash)
+                };
+                let walls = self.map.holds_walls();
+                let walk = own_way.map(|(way, _)| self.anchor + way * speed);
+                let next = match walk {
+                    Some(walk) if self.map.goal_slid() || self.map.obstacle_at(straight) => walk,
+                    _ => straight,
+                };
+                if !(walls && self.map.obstacle_at(next)) {
+                    self.anchor = next;
+                }
+            }
         }
         // Every member stays inside the map where the map can hold them all: the anchor is kept
         // within `hold_reach` of every member on each axis. A group spread wider than that (as
@@ -465,6 +510,7 @@ impl Group {
         for shape in obstacles {
             self.map.stamp_obstacle(shape, radius, coverage);
         }
+        self.map.note_walls();
         for (centre, r) in others {
             // (Cells whose centre the grown disc covers, as `Coverage::Centre` would give.)
             if coverage == Coverage::Centre {
@@ -532,6 +578,7 @@ impl Group {
         }
         let way = self.heading;
         let mut steps = Vec::with_capacity(self.members.len());
+
         for k in 0..self.members.len() {
             let m = &self.members[k];
             let slot = if formation {
@@ -578,13 +625,17 @@ impl Group {
                         1.0
                     };
                     let descent = self.map.field().free_descent_at(m.position);
+
                     // Where the map is flat (behind a wall, far from a narrow way through, the
                     // seed's "achatamento"), its descent is rounding and relaxation leftovers
                     // that may point anywhere: the member reads the group's guidance there
                     // instead, as an individual walker's local map takes its goal from its
                     // global map (ours; the seed's remedy is sub-goals).
-                    let descent = if descent.length() < FLAT_DESCENT {
-                        guidance_at(m.position)
+                    let flat = descent.length() < FLAT_DESCENT;
+                    let descent = if flat {
+                        self.map
+                            .way_at(m.position)
+                            .unwrap_or_else(|| guidance_at(m.position))
                     } else {
                         descent
                     };

@@ -33,11 +33,44 @@
 //! get their potential back and a few Gauss–Seidel sweeps smooth a small window around both
 //! ([`GroupMap::move_member`]), instead of a full relaxation.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use glam::{DVec2, IVec2};
 
 use crowdfield_field::{Bias, CellKind, Coverage, Field, GridGeometry, Shape, floor_i32};
 
 use crate::GroupError;
+
+/// The eight neighbours of a cell.
+const NEIGHBOURS: [(isize, isize); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+];
+
+/// A way's length, ordered for the Dijkstra queue (lengths are finite and not NaN).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrderedLength(f64);
+
+impl Eq for OrderedLength {}
+
+impl PartialOrd for OrderedLength {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrderedLength {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
 
 /// Smallest side of a group map, in cells.
 pub const MIN_MAP_SIDE: usize = 5;
@@ -64,11 +97,18 @@ pub struct GroupMap {
     clearance: Vec<u16>,
     /// Interior cells stamped as obstacles since the last re-centring.
     stamped: usize,
+    /// Of those, the cells stamped before [`Self::note_walls`] was last called (walls and
+    /// moving obstacles, not agents).
+    walls: usize,
     /// Buffers kept from step to step: the cells the members reach, the flood's queue, and
     /// the border cells by distance from the exit.
     reached: Vec<bool>,
     todo: Vec<u32>,
     border: Vec<(f64, usize, usize)>,
+    /// Length (metres) of the shortest way from each cell to the goal, walking free cells
+    /// (members not counted); infinite where no way leads. Measured only where obstacles are
+    /// stamped (empty otherwise).
+    ways: Vec<f64>,
     /// Whether the last projection slid the goal along the border (the way ahead was blocked).
     slid: bool,
     /// Where (world) the goal slid to, while it keeps sliding.
@@ -102,9 +142,11 @@ impl GroupMap {
             goal: Vec::new(),
             clearance: vec![0; side * side],
             stamped: 0,
+            walls: 0,
             reached: Vec::new(),
             todo: Vec::new(),
             border: Vec::new(),
+            ways: Vec::new(),
             slid: false,
             slid_to: None,
         })
@@ -181,6 +223,7 @@ impl GroupMap {
         self.anchor = anchor;
         self.goal.clear();
         self.stamped = 0;
+        self.walls = 0;
         Ok(())
     }
 
@@ -395,6 +438,7 @@ impl GroupMap {
     /// 4 of the module doc; call it after stamping obstacles and before stamping members).
     pub fn measure_clearance(&mut self) {
         let n = self.side;
+        self.ways.clear();
         if self.stamped == 0 {
             // Nothing stamped: the distance from the border.
             for (i, d) in self.clearance.iter_mut().enumerate() {
@@ -430,6 +474,132 @@ impl GroupMap {
                 c[i] = c[i].min(m + 1);
             }
         }
+        self.measure_ways();
+    }
+
+    /// The shortest ways to the goal over free cells (8-connected, no corner cut past an
+    /// obstacle cell), by Dijkstra from the goal cells.
+    fn measure_ways(&mut self) {
+        let n = self.side;
+        self.ways.clear();
+        self.ways.resize(n * n, f64::INFINITY);
+        let mut queue = BinaryHeap::new();
+        for &(x, y) in &self.goal {
+            let i = y * n + x;
+            self.ways[i] = 0.0;
+            queue.push(Reverse((OrderedLength(0.0), i as u32)));
+        }
+        let open = |c: &[u16], x: usize, y: usize| {
+            x > 0 && y > 0 && x + 1 < n && y + 1 < n && c[y * n + x] > 0
+        };
+        while let Some(Reverse((OrderedLength(d), i))) = queue.pop() {
+            let i = i as usize;
+            if d > self.ways[i] {
+                continue;
+            }
+            let (x, y) = ((i % n) as isize, (i / n) as isize);
+            for (dx, dy) in NEIGHBOURS {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx < 0 || ny < 0 {
+                    continue;
+                }
+                let (nx, ny) = (nx as usize, ny as usize);
+                if !open(&self.clearance, nx, ny) {
+                    continue;
+                }
+                if dx != 0 && dy != 0 {
+                    // No corner cut: both cells beside a diagonal are open or goal cells.
+                    let a = ((x + dx) as usize, y as usize);
+                    let b = (x as usize, (y + dy) as usize);
+                    let passable = |(px, py): (usize, usize)| {
+                        open(&self.clearance, px, py) || self.ways[py * n + px] == 0.0
+                    };
+                    if !passable(a) || !passable(b) {
+                        continue;
+                    }
+                }
+                // Cells beside a wall cost more: the way keeps a cell off walls where there is
+                // room, as a member at a cell's centre beside a wall touches it.
+                let wall = match self.clearance[ny * n + nx] {
+                    1 => 3.0,
+                    2 => 1.5,
+                    _ => 1.0,
+                };
+                let step = if dx != 0 && dy != 0 {
+                    std::f64::consts::SQRT_2
+                } else {
+                    1.0
+                } * self.cell
+                    * wall;
+                let j = ny * n + nx;
+                if d + step < self.ways[j] {
+                    self.ways[j] = d + step;
+                    queue.push(Reverse((OrderedLength(d + step), j as u32)));
+                }
+            }
+        }
+    }
+
+    /// The length (metres) of the map's shortest way to its goal from the cell holding `p`,
+    /// walking free cells; `None` off the interior, where no way leads, or in a map without
+    /// obstacles (where the potential's descent is the way).
+    pub fn way_length(&self, p: DVec2) -> Option<f64> {
+        let (x, y) = self.interior_cell(p)?;
+        let d = *self.ways.get(y * self.side + x)?;
+        d.is_finite().then_some(d)
+    }
+
+    /// The unit direction of the map's shortest way to its goal at the cell holding `p` (a
+    /// least-squares slope of the way's length over the cell's eight neighbours, sliding along
+    /// walls beside the cell); `None` where [`Self::way_length`] is.
+    pub fn way_at(&self, p: DVec2) -> Option<DVec2> {
+        let (x, y) = self.interior_cell(p)?;
+        let n = self.side;
+        let here = *self.ways.get(y * n + x)?;
+        if !here.is_finite() {
+            return None;
+        }
+        let mut slope = DVec2::ZERO;
+        for (dx, dy) in NEIGHBOURS {
+            let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+            let there = self.ways[ny * n + nx];
+            if there.is_finite() {
+                let off = DVec2::new(dx as f64, dy as f64);
+                slope += off * ((here - there) / off.length_squared());
+            }
+        }
+        // Along a wall the shortest way hugs it, and its slope leans into the wall: the part
+        // into a blocked side cell is dropped, so the way slides along the wall.
+        let blocked = |dx: isize, dy: isize| {
+            let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+            !self.ways[ny * n + nx].is_finite()
+        };
+        if (slope.x > 0.0 && blocked(1, 0)) || (slope.x < 0.0 && blocked(-1, 0)) {
+            slope.x = 0.0;
+        }
+        if (slope.y > 0.0 && blocked(0, 1)) || (slope.y < 0.0 && blocked(0, -1)) {
+            slope.y = 0.0;
+        }
+        slope.try_normalize()
+    }
+
+    /// Marks every cell stamped so far as a wall: call after stamping obstacles and before
+    /// stamping other agents.
+    pub fn note_walls(&mut self) {
+        self.walls = self.stamped;
+    }
+
+    /// Whether the last stamping put a wall or moving obstacle (not an agent) inside the map
+    /// (see [`Self::note_walls`]).
+    pub fn holds_walls(&self) -> bool {
+        self.walls > 0
+    }
+
+    /// Whether world point `p` lies on an interior cell stamped as an obstacle at the last
+    /// stamping (members not counted).
+    pub fn obstacle_at(&self, p: DVec2) -> bool {
+        self.interior_cell(p)
+            .is_some_and(|(x, y)| self.clearance(x, y) == 0)
     }
 
     /// The ring distance of cell `(x, y)` from the nearest obstacle or border cell, as last
