@@ -33,6 +33,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
                     radius: 2.0,
                 },
                 kind: ObstacleKind::Static,
+                keep_together: false,
             })
             .collect(),
         agents: Vec::new(),

@@ -85,6 +85,16 @@ impl CrowdGroup {
     }
 }
 
+/// On a static obstacle (a [`CrowdObstacle`](crate::CrowdObstacle) or a rapier collider): a
+/// group must keep together round it (seed 004 §5.10: split round bushes, stay together round
+/// big rocks). Groups near it use their
+/// [`keep_together_side`](GroupSettings::keep_together_side), a smaller map that sees the
+/// obstacle only through its border and goal, so the whole group goes round one side. Moving
+/// obstacles are not taken.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+#[reflect(Component, Default)]
+pub struct KeepTogether;
+
 /// On a member agent: the group entity it belongs to. Members are ordered as in the group's
 /// [`GroupMembers`] (with the seed's slot assignment, member i takes slot i).
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +205,8 @@ pub struct GroupWorld {
     /// The agents each group was given, with their entities, to see members re-registered or
     /// gone.
     members: EntityHashMap<Vec<(AgentId, Entity)>>,
+    /// The shapes of the [`KeepTogether`] obstacles handed to the groups last.
+    keep_together: Vec<Shape>,
 }
 
 impl GroupWorld {
@@ -231,6 +243,7 @@ pub struct CrowdfieldGroupPlugin;
 impl Plugin for CrowdfieldGroupPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<GroupWorld>()
+            .register_type::<KeepTogether>()
             .add_message::<GroupArrived>()
             .add_message::<GroupFormationReached>()
             .add_message::<GroupFormationBroken>()
@@ -265,6 +278,7 @@ fn sync_groups(
     mut groups: ResMut<GroupWorld>,
     query: Query<GroupItem>,
     mut removed: RemovedComponents<CrowdGroup>,
+    keep_together: Query<Entity, With<KeepTogether>>,
     mut rejected: MessageWriter<GroupRejected>,
     mut lost: MessageWriter<GroupMemberLost>,
 ) {
@@ -273,6 +287,17 @@ fn sync_groups(
     if world.rebuilt {
         // New agent ids for everyone: every group forms again.
         *groups = GroupWorld::default();
+    }
+    // Tagged obstacles' shapes as the crowd holds them (placed, after this step's edits);
+    // their shapes were checked when the crowd took them.
+    let mut regions: Vec<(Entity, Vec<Shape>)> = keep_together
+        .iter()
+        .map(|e| (e, world.obstacle_shapes(e)))
+        .collect();
+    regions.sort_by_key(|(e, _)| *e);
+    let regions: Vec<Shape> = regions.into_iter().flat_map(|(_, s)| s).collect();
+    if regions != groups.keep_together && groups.groups.set_keep_together(regions.clone()).is_ok() {
+        groups.keep_together = regions;
     }
     let Some(crowd) = world.crowd_mut() else {
         return;

@@ -101,7 +101,8 @@ pub use components::{
 #[cfg(feature = "groups")]
 pub use group::{
     CrowdGroup, CrowdfieldGroupPlugin, GroupArrived, GroupFormationBroken, GroupFormationReached,
-    GroupMemberLost, GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld, MemberOf,
+    GroupMemberLost, GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld,
+    KeepTogether, MemberOf,
 };
 pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
@@ -144,7 +145,7 @@ pub mod prelude {
     #[cfg(feature = "groups")]
     pub use crate::{
         CrowdGroup, GroupArrived, GroupFormationBroken, GroupFormationReached, GroupMemberLost,
-        GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld, MemberOf,
+        GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld, KeepTogether, MemberOf,
     };
     pub use crowdfield_steer::{
         ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings,

@@ -237,6 +237,10 @@ pub struct ScenarioObstacle {
     /// Static (default) or moving.
     #[serde(default)]
     pub kind: ObstacleKind,
+    /// Groups keep together round it ([`KeepTogether`](crate::KeepTogether); static obstacles,
+    /// with the `groups` feature).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_together: bool,
 }
 
 /// One agent.
@@ -501,7 +505,7 @@ impl Scenario {
     /// [`FromScenario`]) and returns how many agents each region could not place.
     pub fn spawn(&self, commands: &mut Commands, root: Option<Entity>) -> Vec<usize> {
         for obstacle in &self.obstacles {
-            commands.spawn((
+            let mut entity = commands.spawn((
                 Name::new("crowd obstacle"),
                 CrowdObstacle {
                     shape: obstacle.shape.clone(),
@@ -510,6 +514,12 @@ impl Scenario {
                 Transform::IDENTITY,
                 FromScenario(root),
             ));
+            #[cfg(feature = "groups")]
+            if obstacle.keep_together {
+                entity.insert(crate::KeepTogether);
+            }
+            #[cfg(not(feature = "groups"))]
+            let _ = &mut entity;
         }
         let (agents, missing) = self.agents();
         let mut spawned = Vec::with_capacity(agents.len());

@@ -134,6 +134,24 @@ impl CrowdWorld {
         Ok(())
     }
 
+    /// An entity's static shapes in the crowd, from every source (its [`CrowdObstacle`] and
+    /// its colliders), in world coordinates.
+    ///
+    /// [`CrowdObstacle`]: crate::CrowdObstacle
+    #[cfg(feature = "groups")]
+    pub(crate) fn obstacle_shapes(&self, entity: Entity) -> Vec<Shape> {
+        let Some(crowd) = self.crowd.as_ref() else {
+            return Vec::new();
+        };
+        let mut shapes = Vec::new();
+        for source in [ObstacleSource::Component, ObstacleSource::Collider] {
+            if let Some(ids) = self.obstacles.get(&(entity, source)) {
+                shapes.extend(ids.iter().filter_map(|id| crowd.obstacle(*id)).cloned());
+            }
+        }
+        shapes
+    }
+
     /// Removes an entity's static shapes from `source`, if any.
     pub(crate) fn remove_obstacle(&mut self, entity: Entity, source: ObstacleSource) {
         if let Some(ids) = self.obstacles.remove(&(entity, source))

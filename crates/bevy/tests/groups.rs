@@ -264,3 +264,59 @@ fn a_despawned_group_hands_its_members_back_to_their_own_maps() {
         );
     }
 }
+
+#[test]
+fn obstacles_tagged_keep_together_are_handed_to_the_groups_as_placed_and_untagged_again() {
+    let mut app = group_app(40.0, 20.0);
+    let rock = app
+        .world_mut()
+        .spawn((
+            CrowdObstacle::fixed(Shape::Disc {
+                centre: DVec2::ZERO,
+                radius: 2.0,
+            }),
+            Transform::from_xyz(20.0, 10.0, 0.0),
+            KeepTogether,
+        ))
+        .id();
+    // An untagged obstacle is not a region.
+    app.world_mut().spawn((
+        CrowdObstacle::fixed(Shape::Disc {
+            centre: DVec2::ZERO,
+            radius: 1.0,
+        }),
+        Transform::from_xyz(5.0, 5.0, 0.0),
+    ));
+    let regions = |app: &App| -> Vec<Shape> {
+        app.world()
+            .resource::<GroupWorld>()
+            .groups()
+            .keep_together()
+            .cloned()
+            .collect()
+    };
+    run_until(&mut app, 5, |app| !regions(app).is_empty());
+    let centre = |shapes: &[Shape]| match shapes {
+        [Shape::Disc { centre, radius }] => {
+            assert!((radius - 2.0).abs() < 1e-6);
+            *centre
+        }
+        other => panic!("one disc expected: {other:?}"),
+    };
+    assert!((centre(&regions(&app)) - DVec2::new(20.0, 10.0)).length() < 1e-6);
+    // Moved: the region follows.
+    app.world_mut()
+        .get_mut::<Transform>(rock)
+        .unwrap()
+        .translation = Vec3::new(25.0, 10.0, 0.0);
+    run_until(
+        &mut app,
+        5,
+        |app| matches!(regions(app).as_slice(), [Shape::Disc { centre, .. }] if centre.x > 24.0),
+    );
+    assert!((centre(&regions(&app)) - DVec2::new(25.0, 10.0)).length() < 1e-6);
+    // Untagged: no region is left.
+    app.world_mut().entity_mut(rock).remove::<KeepTogether>();
+    run_until(&mut app, 5, |app| regions(app).is_empty());
+    assert!(regions(&app).is_empty());
+}

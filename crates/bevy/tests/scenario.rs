@@ -333,3 +333,28 @@ fn groups_in_scenario_files_are_checked_and_spawn_with_their_members() {
     let status = app.world().get::<GroupStatus>(groups[0].0).unwrap();
     assert!(status.formed && status.arrived, "{status:?}");
 }
+
+#[test]
+fn an_obstacle_marked_keep_together_in_a_scenario_spawns_tagged() {
+    let scenario = Scenario::from_ron(
+        "(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+          obstacles: [(shape: Disc(centre: (10.0, 10.0), radius: 2.0), keep_together: true),
+                      (shape: Disc(centre: (20.0, 10.0), radius: 1.0))])",
+    )
+    .unwrap();
+    assert!(scenario.obstacles[0].keep_together && !scenario.obstacles[1].keep_together);
+    // Written back only where set.
+    let text = scenario.to_ron();
+    assert_eq!(text.matches("keep_together").count(), 1, "{text}");
+    let mut app = app(30.0, 20.0);
+    let mut commands = app.world_mut().commands();
+    scenario.spawn(&mut commands, None);
+    app.world_mut().flush();
+    let tagged: Vec<&CrowdObstacle> = app
+        .world_mut()
+        .query_filtered::<&CrowdObstacle, With<KeepTogether>>()
+        .iter(app.world())
+        .collect();
+    assert_eq!(tagged.len(), 1);
+    assert!(matches!(tagged[0].shape, Shape::Disc { radius, .. } if radius == 2.0));
+}

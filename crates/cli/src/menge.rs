@@ -334,6 +334,7 @@ pub fn from_menge(
             .extend(shapes.into_iter().map(|shape| ScenarioObstacle {
                 shape,
                 kind: ObstacleKind::Static,
+                keep_together: false,
             }));
     }
     if let Err(e) = Scenario::from_ron(&scenario.to_ron()) {

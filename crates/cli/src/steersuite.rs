@@ -590,6 +590,7 @@ fn fixed(shape: Shape) -> ScenarioObstacle {
     ScenarioObstacle {
         shape,
         kind: ObstacleKind::Static,
+        keep_together: false,
     }
 }
 

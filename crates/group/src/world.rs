@@ -476,6 +476,26 @@ impl Groups {
         Ok(self.keep_together.len() - 1)
     }
 
+    /// Replaces every "keep together" region at once (a game or plugin that keeps its own list
+    /// hands it over whenever it changes). Validated as a whole: on error the previous regions
+    /// stay.
+    pub fn set_keep_together(
+        &mut self,
+        regions: impl IntoIterator<Item = Shape>,
+    ) -> Result<(), GroupError> {
+        let regions = regions
+            .into_iter()
+            .map(|r| r.bounds().map(|b| (r, b)))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.keep_together = regions;
+        Ok(())
+    }
+
+    /// The "keep together" regions, in the order they were added.
+    pub fn keep_together(&self) -> impl Iterator<Item = &Shape> {
+        self.keep_together.iter().map(|(s, _)| s)
+    }
+
     /// Step 1 (see the module doc): leaders' positions are handed to the goals that follow
     /// them. Call before the crowd's guidance phase.
     pub fn prepare(&mut self, crowd: &mut Crowd) {

@@ -6,7 +6,8 @@
 //!
 //! The scene: ten members in a box formation (radius 0.25 m, so cells of 0.5 m: a map of 20
 //! cells spans 10 m, one of 30 cells 15 m) walk towards a goal 44 m away along guidance drawn
-//! straight through an 8 m fence; only the group map sees the fence.
+//! straight through an 8 m fence; only the group map sees the fence. A fence tagged "keep
+//! together" shrinks a 30-cell map to 20 cells near it, and the group stays whole.
 
 mod common;
 
@@ -31,17 +32,23 @@ struct Passage {
 /// Half the fence's length.
 const FENCE_HALF: f64 = 4.0;
 
-fn pass_the_wall(map_side: usize) -> Passage {
+/// Runs the scene with a map of `map_side` cells; with `keep_together_side`, the fence is
+/// tagged "keep together" and maps near it shrink to that side.
+fn pass_the_wall(map_side: usize, keep_together_side: Option<usize>) -> Passage {
     // A fence 8 m across the group's way, half a metre thick.
     let fence = Shape::Aabb {
         min: DVec2::new(21.0, 15.0 - FENCE_HALF),
         max: DVec2::new(21.5, 15.0 + FENCE_HALF),
     };
-    let mut crowd = world(DVec2::new(60.0, 30.0), vec![fence]);
+    let mut crowd = world(DVec2::new(60.0, 30.0), vec![fence.clone()]);
     let ids = spawn_at(&mut crowd, &block(DVec2::new(6.0, 15.0), 10, 2, 1.0));
     let mut groups = Groups::new();
+    if keep_together_side.is_some() {
+        groups.add_keep_together(fence).unwrap();
+    }
     let settings = GroupSettings {
         map_side,
+        keep_together_side: keep_together_side.unwrap_or(0),
         ..GroupSettings::default()
     };
     let group = groups
@@ -97,7 +104,7 @@ fn pass_the_wall(map_side: usize) -> Passage {
 
 #[test]
 fn a_map_of_twenty_cells_takes_the_whole_group_round_one_side() {
-    let p = pass_the_wall(20);
+    let p = pass_the_wall(20, None);
     assert!(p.arrived, "{p:?}");
     assert_eq!(p.above + p.below, 10, "{p:?}");
     assert!(p.above == 10 || p.below == 10, "the group split: {p:?}");
@@ -107,7 +114,7 @@ fn a_map_of_twenty_cells_takes_the_whole_group_round_one_side() {
 
 #[test]
 fn a_map_of_thirty_cells_splits_the_group_round_both_sides_and_it_regroups() {
-    let p = pass_the_wall(30);
+    let p = pass_the_wall(30, None);
     assert!(p.arrived, "{p:?}");
     assert_eq!(p.above + p.below, 10, "{p:?}");
     assert!(
@@ -116,4 +123,32 @@ fn a_map_of_thirty_cells_splits_the_group_round_both_sides_and_it_regroups() {
     );
     assert_eq!(p.parts_at_end, 1, "it regroups at the goal: {p:?}");
     assert_eq!(p.overlap, 0.0);
+}
+
+#[test]
+fn a_fence_tagged_keep_together_shrinks_a_thirty_cell_map_and_the_group_stays_whole() {
+    let p = pass_the_wall(30, Some(20));
+    assert!(p.arrived, "{p:?}");
+    assert_eq!(p.above + p.below, 10, "{p:?}");
+    assert!(p.above == 10 || p.below == 10, "the group split: {p:?}");
+    assert_eq!(p.parts_at_end, 1, "{p:?}");
+    assert_eq!(p.overlap, 0.0);
+}
+
+#[test]
+fn keep_together_regions_are_replaced_whole_or_not_at_all() {
+    let mut groups = Groups::new();
+    let rock = Shape::Disc {
+        centre: DVec2::new(5.0, 5.0),
+        radius: 2.0,
+    };
+    groups.set_keep_together([rock.clone()]).unwrap();
+    let bad = Shape::Disc {
+        centre: DVec2::new(f64::NAN, 5.0),
+        radius: 2.0,
+    };
+    assert!(groups.set_keep_together([rock.clone(), bad]).is_err());
+    assert_eq!(groups.keep_together().collect::<Vec<_>>(), vec![&rock]);
+    groups.set_keep_together([]).unwrap();
+    assert_eq!(groups.keep_together().count(), 0);
 }

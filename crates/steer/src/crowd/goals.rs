@@ -618,6 +618,12 @@ impl Crowd {
         Ok(())
     }
 
+    /// A static obstacle's shape, if `id` is one of the crowd's.
+    pub fn obstacle(&self, id: ObstacleId) -> Option<&Shape> {
+        let at = self.static_ids.iter().position(|i| *i == Some(id))?;
+        self.statics.get(at)
+    }
+
     /// Replaces the moving obstacles (doors, vehicles, physics bodies…): shapes at their
     /// current pose, stamped into local maps and respected by the collision guard from the next
     /// sensing phase on, but never written into global maps. Validated as a whole: on error the
