@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{block, deepest_overlap, positions, spawn_at, world};
+use common::{block, deepest_overlap, disc, positions, spawn_at, world};
 use crowdfield_field::Shape;
 use crowdfield_group::{Formation, GroupSettings, Groups, Template, measure};
 use crowdfield_steer::Guidance;
@@ -63,13 +63,7 @@ fn pass_the_wall(map_side: usize, keep_together_side: Option<usize>) -> Passage 
     // only the group map sees the fence.
     let target = DVec2::new(50.0, 15.0);
     let goal = crowd
-        .add_guided_goal(
-            Shape::Disc {
-                centre: target,
-                radius: 1.0,
-            },
-            Guidance::Towards(target),
-        )
+        .add_guided_goal(disc(target, 1.0), Guidance::Towards(target))
         .unwrap();
     groups.follow_goal(&mut crowd, group, goal).unwrap();
     let mut side: Vec<Option<bool>> = vec![None; ids.len()];
@@ -138,15 +132,9 @@ fn a_fence_tagged_keep_together_shrinks_a_thirty_cell_map_and_the_group_stays_wh
 #[test]
 fn keep_together_regions_are_replaced_whole_or_not_at_all() {
     let mut groups = Groups::new();
-    let rock = Shape::Disc {
-        centre: DVec2::new(5.0, 5.0),
-        radius: 2.0,
-    };
+    let rock = disc(DVec2::new(5.0, 5.0), 2.0);
     groups.set_keep_together([rock.clone()]).unwrap();
-    let bad = Shape::Disc {
-        centre: DVec2::new(f64::NAN, 5.0),
-        radius: 2.0,
-    };
+    let bad = disc(DVec2::new(f64::NAN, 5.0), 2.0);
     assert!(groups.set_keep_together([rock.clone(), bad]).is_err());
     assert_eq!(groups.keep_together().collect::<Vec<_>>(), vec![&rock]);
     groups.set_keep_together([]).unwrap();

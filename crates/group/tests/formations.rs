@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{block, deepest_overlap, members_and_slots, positions, spawn_at, world};
+use common::{
+    block, box_group, deepest_overlap, disc, members_and_slots, positions, spawn_at, world,
+};
 use crowdfield_field::{Bias, CellKind, Field, GridGeometry, Relaxation, Shape, relax};
 use crowdfield_group::{
     Formation, GroupEvent, GroupSettings, Groups, SlotAssignment, Template, assign, measure,
@@ -41,24 +43,9 @@ fn a_box_of_nine_crosses_a_field_of_pillars_without_a_collision_and_forms_again(
     for seed in [1, 2, 3] {
         let mut crowd = world(DVec2::new(45.0, 20.0), pillars(seed));
         let ids = spawn_at(&mut crowd, &block(DVec2::new(5.0, 10.0), 9, 3, 1.5));
-        let mut groups = Groups::new();
-        let group = groups
-            .create(
-                &mut crowd,
-                &ids,
-                GroupSettings::default(),
-                Some(Formation::template(Template::Box)),
-            )
-            .unwrap();
+        let (mut groups, group) = box_group(&mut crowd, &ids);
         groups
-            .move_to(
-                &mut crowd,
-                group,
-                Shape::Disc {
-                    centre: DVec2::new(40.0, 10.0),
-                    radius: 1.0,
-                },
-            )
+            .move_to(&mut crowd, group, disc(DVec2::new(40.0, 10.0), 1.0))
             .unwrap();
         let mut overlap: f64 = 0.0;
         let (mut before, mut after) = (Vec::new(), Vec::new());
@@ -111,16 +98,7 @@ fn a_wedge_turned_into_a_box_mid_route_keeps_going_and_forms_the_box() {
         )
         .unwrap();
     let goal = DVec2::new(55.0, 10.0);
-    groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: goal,
-                radius: 1.0,
-            },
-        )
-        .unwrap();
+    groups.move_to(&mut crowd, group, disc(goal, 1.0)).unwrap();
     let mut distances = Vec::new();
     let mut errors = Vec::new();
     for step in 0..220 {
@@ -178,23 +156,13 @@ fn after_a_right_angle_turn_each_member_holds_its_own_slot() {
             Some(Formation::template(Template::Wedge)),
         )
         .unwrap();
-    let corner = Shape::Disc {
-        centre: DVec2::new(20.0, 10.0),
-        radius: 0.5,
-    };
+    let corner = disc(DVec2::new(20.0, 10.0), 0.5);
     groups.move_to(&mut crowd, group, corner).unwrap();
     for _ in 0..150 {
         groups.step(&mut crowd);
     }
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(20.0, 30.0),
-                radius: 0.5,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(20.0, 30.0), 0.5))
         .unwrap();
     for _ in 0..200 {
         groups.step(&mut crowd);
@@ -272,28 +240,14 @@ fn turn_round(assignment: SlotAssignment) -> usize {
         )
         .unwrap();
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(30.0, 15.0),
-                radius: 0.5,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(30.0, 15.0), 0.5))
         .unwrap();
     for _ in 0..80 {
         groups.step(&mut crowd);
     }
     // The order is given again, to a point behind: the formation turns round.
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(5.0, 15.0),
-                radius: 0.5,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(5.0, 15.0), 0.5))
         .unwrap();
     groups.step(&mut crowd);
     let (members, slots) = members_and_slots(&crowd, &groups, group);

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{block, deepest_overlap, members_and_slots, positions, spawn_at, world};
+use common::{
+    block, box_group, deepest_overlap, disc, members_and_slots, positions, spawn_at, world,
+};
 use crowdfield_field::Shape;
 use crowdfield_group::{Formation, GroupSettings, Groups, Template, measure};
 use crowdfield_steer::{AgentParams, AgentState, ArrivalAction, Crowd};
@@ -12,12 +14,7 @@ use glam::DVec2;
 #[test]
 fn a_group_follows_its_leader_at_a_bounded_distance_in_formation() {
     let mut crowd = world(DVec2::new(60.0, 30.0), Vec::new());
-    let goal = crowd
-        .add_goal(Shape::Disc {
-            centre: DVec2::new(50.0, 22.0),
-            radius: 0.5,
-        })
-        .unwrap();
+    let goal = crowd.add_goal(disc(DVec2::new(50.0, 22.0), 0.5)).unwrap();
     // The leader walks on its own local map, a little slower than the group can.
     let leader = crowd
         .spawn(AgentParams {
@@ -28,15 +25,7 @@ fn a_group_follows_its_leader_at_a_bounded_distance_in_formation() {
         })
         .unwrap();
     let ids = spawn_at(&mut crowd, &block(DVec2::new(6.0, 8.0), 6, 3, 1.5));
-    let mut groups = Groups::new();
-    let group = groups
-        .create(
-            &mut crowd,
-            &ids,
-            GroupSettings::default(),
-            Some(Formation::template(Template::Box)),
-        )
-        .unwrap();
+    let (mut groups, group) = box_group(&mut crowd, &ids);
     groups.follow(&mut crowd, group, leader, 3.0).unwrap();
     let half = groups.group(group).unwrap().map().half_size();
     let mut farthest: f64 = 0.0;
@@ -133,16 +122,7 @@ fn crossing_square() -> (
                 Some(Formation::template(Template::Column)),
             )
             .unwrap();
-        groups
-            .move_to(
-                &mut crowd,
-                g,
-                Shape::Disc {
-                    centre: end,
-                    radius: 1.0,
-                },
-            )
-            .unwrap();
+        groups.move_to(&mut crowd, g, disc(end, 1.0)).unwrap();
         ids.push(g);
     }
     (crowd, groups, walkers, ids)

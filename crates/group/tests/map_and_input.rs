@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{block, spawn_at, world};
+use common::{block, box_group, disc, spawn_at, world};
 use crowdfield_field::{Bias, CellKind, Shape};
 use crowdfield_group::{
     Formation, GroupError, GroupId, GroupMap, GroupSettings, Groups, Resampling, Template, assign,
@@ -212,10 +212,7 @@ fn bad_groups_and_orders_are_typed_errors_that_change_nothing() {
     );
     // A goal region wholly inside an obstacle cannot be walked to.
     let pillar = crowd
-        .add_obstacle(Shape::Disc {
-            centre: DVec2::new(25.0, 15.0),
-            radius: 2.0,
-        })
+        .add_obstacle(disc(DVec2::new(25.0, 15.0), 2.0))
         .unwrap();
     assert_eq!(
         groups.move_to(
@@ -231,14 +228,7 @@ fn bad_groups_and_orders_are_typed_errors_that_change_nothing() {
     crowd.remove_obstacle(pillar).unwrap();
     // The group still works.
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(15.0, 10.0),
-                radius: 1.0,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(15.0, 10.0), 1.0))
         .unwrap();
     for _ in 0..10 {
         groups.step(&mut crowd);
@@ -256,24 +246,9 @@ fn a_member_despawned_mid_order_is_reported_and_the_others_carry_on() {
             ..AgentParams::default()
         })
         .unwrap();
-    let mut groups = Groups::new();
-    let group = groups
-        .create(
-            &mut crowd,
-            &ids,
-            GroupSettings::default(),
-            Some(Formation::template(Template::Box)),
-        )
-        .unwrap();
+    let (mut groups, group) = box_group(&mut crowd, &ids);
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(32.0, 10.0),
-                radius: 1.0,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(32.0, 10.0), 1.0))
         .unwrap();
     let mut lost = Vec::new();
     let mut arrived = false;
@@ -315,14 +290,7 @@ fn a_disbanded_group_hands_its_members_back() {
         .create(&mut crowd, &ids, GroupSettings::default(), None)
         .unwrap();
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(20.0, 10.0),
-                radius: 1.0,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(20.0, 10.0), 1.0))
         .unwrap();
     let goals_with_order = crowd.goal_count();
     groups.remove(&mut crowd, group).unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{block, deepest_overlap, members_and_slots, positions, spawn_at, world};
+use common::{block, deepest_overlap, disc, members_and_slots, positions, spawn_at, world};
 use crowdfield_field::Shape;
 use crowdfield_group::{Formation, GroupSettings, Groups, Template, measure};
 use glam::DVec2;
@@ -35,14 +35,7 @@ fn a_wedge_of_seven_files_through_a_corridor_two_members_wide_and_forms_again() 
         )
         .unwrap();
     groups
-        .move_to(
-            &mut crowd,
-            group,
-            Shape::Disc {
-                centre: DVec2::new(38.0, 10.0),
-                radius: 1.0,
-            },
-        )
+        .move_to(&mut crowd, group, disc(DVec2::new(38.0, 10.0), 1.0))
         .unwrap();
     let mut errors = Vec::new();
     let mut exit_step = None;

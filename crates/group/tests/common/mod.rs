@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crowdfield_field::Shape;
-use crowdfield_group::{GroupId, Groups};
+use crowdfield_group::{Formation, GroupId, GroupSettings, Groups, Template};
 use crowdfield_steer::{AgentId, AgentParams, CONTACT_TOLERANCE, Crowd, CrowdSettings};
 use glam::DVec2;
 
@@ -86,4 +86,23 @@ pub fn members_and_slots(crowd: &Crowd, groups: &Groups, id: GroupId) -> (Vec<DV
         .member_slots()
         .filter_map(|(a, s)| Some((crowd.agent(a)?.position(), s?)))
         .unzip()
+}
+
+/// A disc goal or obstacle.
+pub fn disc(centre: DVec2, radius: f64) -> Shape {
+    Shape::Disc { centre, radius }
+}
+
+/// A new table holding one group of `ids` in a box, with the default settings.
+pub fn box_group(crowd: &mut Crowd, ids: &[AgentId]) -> (Groups, GroupId) {
+    let mut groups = Groups::new();
+    let group = groups
+        .create(
+            crowd,
+            ids,
+            GroupSettings::default(),
+            Some(Formation::template(Template::Box)),
+        )
+        .unwrap();
+    (groups, group)
 }
