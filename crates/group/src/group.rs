@@ -67,6 +67,18 @@ pub enum Guide {
         /// Whether the group added it (and removes it).
         owned: bool,
     },
+    /// Crowd goals one after another (a stroke's sub-goals, waypoints): the anchor follows
+    /// `goals[next]`'s guidance and moves on to the next goal when it reaches that goal's
+    /// region; the group arrives at the last. `owned`: the group added them and removes them
+    /// when the order ends.
+    Route {
+        /// The goals, in order.
+        goals: Vec<GoalId>,
+        /// Index of the goal followed now.
+        next: usize,
+        /// Whether the group added them (and removes them).
+        owned: bool,
+    },
     /// A leader: the anchor heads for the point `distance` metres behind the leader, through a
     /// goal guided towards it ([`Guidance::Towards`](crowdfield_steer::Guidance::Towards),
     /// owned by the group).
@@ -86,14 +98,18 @@ impl Guide {
         match self {
             Guide::Hold => None,
             Guide::Goal { goal, .. } | Guide::Leader { goal, .. } => Some(*goal),
+            Guide::Route { goals, next, .. } => goals.get(*next).copied(),
         }
     }
 
-    /// The goal the group added and must remove when the guide changes.
-    pub(crate) fn owned_goal(&self) -> Option<GoalId> {
+    /// The goals the group added and must remove when the guide changes.
+    pub(crate) fn owned_goals(&self) -> Vec<GoalId> {
         match self {
-            Guide::Goal { goal, owned: true } | Guide::Leader { goal, .. } => Some(*goal),
-            _ => None,
+            Guide::Goal { goal, owned: true } | Guide::Leader { goal, .. } => vec![*goal],
+            Guide::Route {
+                goals, owned: true, ..
+            } => goals.clone(),
+            _ => Vec::new(),
         }
     }
 }

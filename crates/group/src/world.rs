@@ -266,7 +266,7 @@ impl Groups {
             // A member that left the crowd is simply forgotten.
             let _ = crowd.set_steering(m.id, Steering::LocalMap);
         }
-        if let Some(goal) = group.guide.owned_goal() {
+        for goal in group.guide.owned_goals() {
             let _ = crowd.remove_goal(goal);
         }
         Ok(())
@@ -402,6 +402,36 @@ impl Groups {
         Ok(())
     }
 
+    /// Orders the group along crowd goals one after another (a drawn stroke's sub-goals,
+    /// waypoints): its map follows each goal's guidance until the map's centre reaches that
+    /// goal's region, then the next; the group arrives at the last. With `owned`, the group
+    /// removes the goals when the order ends (they must not be used by anyone else).
+    pub fn follow_route(
+        &mut self,
+        crowd: &mut Crowd,
+        id: GroupId,
+        goals: Vec<crowdfield_steer::GoalId>,
+        owned: bool,
+    ) -> Result<(), GroupError> {
+        self.group_mut(id)?;
+        if goals.is_empty() {
+            return Err(GroupError::BadOrder("a route needs at least one goal"));
+        }
+        if let Some(&goal) = goals.iter().find(|g| crowd.goal(**g).is_none()) {
+            return Err(SteerError::UnknownGoal(goal).into());
+        }
+        self.set_guide(
+            crowd,
+            id,
+            Guide::Route {
+                goals,
+                next: 0,
+                owned,
+            },
+        );
+        Ok(())
+    }
+
     /// Orders the group to follow `leader` (any agent of the crowd but its own members),
     /// keeping its map's centre `distance` metres behind it (seed 004 §5.9: the leader's
     /// position is the group map's intermediate goal).
@@ -462,7 +492,7 @@ impl Groups {
         for m in &mut group.members {
             m.settled_at = None;
         }
-        if let Some(goal) = old.owned_goal() {
+        for goal in old.owned_goals() {
             let _ = crowd.remove_goal(goal);
         }
     }
@@ -801,12 +831,25 @@ fn guidance_of(group: &mut Group, crowd: &Crowd) -> DVec2 {
             d
         };
     }
-    if group.arrived
-        || goal
-            .shape()
+    let reached = |goal: &crowdfield_steer::Goal| {
+        goal.shape()
             .distance(at)
             .is_ok_and(|d| d <= group.settings.arrival_radius)
+    };
+    if !group.arrived
+        && reached(goal)
+        && let Guide::Route { goals, next, .. } = &mut group.guide
+        && *next + 1 < goals.len()
     {
+        // On to the route's next goal.
+        *next += 1;
+        group.subgoals.clear();
+        return match crowd.goal(goals[*next]) {
+            Some(goal) => goal.guidance_at(at, &mut group.subgoals),
+            None => DVec2::ZERO,
+        };
+    }
+    if group.arrived || reached(goal) {
         group.arrived = true;
         return DVec2::ZERO;
     }
