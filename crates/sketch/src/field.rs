@@ -116,7 +116,8 @@ pub struct StrokeFieldSettings {
     pub epsilon: f64,
     /// v of the field's (v, ε).
     pub behaviour_vector: DVec2,
-    /// Arrival radius at the stroke's end, metres (0: half the tube's half width).
+    /// Arrival radius at the stroke's end, metres (0: the tube's half width, room for a few
+    /// followers to stand at the end).
     pub goal_radius: f64,
 }
 
@@ -190,7 +191,7 @@ impl StrokeFieldSettings {
         if self.goal_radius > 0.0 {
             self.goal_radius
         } else {
-            0.5 * self.tube_half_width
+            self.tube_half_width
         }
     }
 }
@@ -662,7 +663,7 @@ impl StrokeField {
         (first, false)
     }
 
-    /// Cuts piece `(p0, p1)` into segments from its end backwards and builds each; returns
+    /// Cuts piece `(p0, p1)` into segments from its start forwards and builds each; returns
     /// their indices in walking order.
     fn segment_piece(
         &mut self,
@@ -672,59 +673,57 @@ impl StrokeField {
     ) -> Result<Vec<usize>, SketchError> {
         let cells_per_width =
             (2.0 * self.settings.tube_half_width / self.settings.cell_size).max(1.0);
-        // A window well past where precision is expected to run out: the decay length is about
-        // the width over π (module doc).
-        let window = ((cells_per_width / std::f64::consts::PI)
-            * (self.settings.gamma / self.settings.precision).ln()
-            * 2.0)
-            .ceil() as usize
-            + 8;
+        // How far one field reaches along the chain before γ − p falls below the precision:
+        // the decay length is about the width over π (module doc). Learnt as segments are cut.
+        let mut reach = ((cells_per_width / std::f64::consts::PI)
+            * (self.settings.gamma / self.settings.precision).ln())
+        .ceil() as usize
+            + 2;
         let overlap = (self.settings.tube_half_width / self.settings.cell_size).ceil() as usize + 1;
         let mut built: Vec<(usize, usize, TubeValues)> = Vec::new();
-        let mut last = p1;
+        let mut first = p0;
         loop {
-            // Solve over a window, cut where the values stop being resolved, and solve again
-            // over exactly the segment's own tube until the cut holds (a shorter tube changes
-            // the values near its upstream end).
-            let mut first = last.saturating_sub(window).max(p0);
-            // A cut at the window's end is treated as one where precision ran out.
-            let mut lost_precision = first > p0;
+            let mut last = (first + reach).min(p1);
+            // The goal moves back until the values are resolved and monotone all the way to
+            // `first`.
+            let mut turned = false;
             let tube = loop {
                 let (tube, along) = self.stage_one(first, last, marks, ws)?;
                 let (resolved, lost) = self.resolved_from(first, &along);
                 if resolved == first {
                     break tube;
                 }
-                lost_precision = lost;
-                // At worst the cell next to the goal, which is always below its upstream
-                // neighbour in a connected tube: the cut moves on.
-                first = resolved.min(last - 1);
+                if lost {
+                    // Resolved over `last - resolved` cells: that long, from `first`.
+                    let good = last - resolved;
+                    reach = good.max(1);
+                    last = first + good.max(1);
+                    turned = false;
+                } else {
+                    // The values turned at `resolved` (a corner sharper than the tube, a stroke
+                    // that comes back near itself): the goal goes just before the turn.
+                    last = (resolved - 1).max(first + 1).min(last - 1).max(first + 1);
+                    turned = true;
+                }
+                if last > p1 {
+                    last = p1;
+                }
             };
             built.push((first, last, tube));
-            if first <= p0 {
+            if last >= p1 {
                 break;
             }
-            // Where precision ran out, the segment upstream ends a little inside this one,
-            // where its values are well resolved. Where the values along the chain turned
-            // (a corner sharper than the tube, a stroke that comes back near itself) they are
-            // well resolved right there: the segment upstream ends at the turn.
-            last = if lost_precision {
-                (first + overlap).min(last - 1).max(first)
+            // After a turn the next segment starts at this one's goal; where precision ran out
+            // it starts a little before it, so that the walker switching there stands well
+            // inside the next segment's tube.
+            first = if turned {
+                last
             } else {
-                first - 1
+                last.saturating_sub(overlap).max(first + 1)
             };
-            if last <= p0 {
-                // What is left upstream is within the overlap: this segment covers it.
-                let seg = built.last_mut().expect("pushed");
-                if seg.0 > p0 {
-                    let (t, _) = self.stage_one(p0, seg.1, marks, ws)?;
-                    *seg = (p0, seg.1, t);
-                }
-                break;
-            }
         }
         let mut indices = Vec::with_capacity(built.len());
-        for (first, last, tube) in built.into_iter().rev() {
+        for (first, last, tube) in built {
             let k = self.segments.len();
             let end = self.chain[last].centre;
             // Placeholder field, replaced by the stage-2 build below.

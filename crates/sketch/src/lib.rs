@@ -13,12 +13,14 @@
 pub mod error;
 pub mod field;
 pub mod follow;
+pub mod formation;
 pub mod sketch;
 pub mod stroke;
 
 pub use error::SketchError;
 pub use field::{ChainCell, Joining, Leg, Segment, StrokeField, StrokeFieldSettings};
 pub use follow::{Route, RouteId, RouteKind, Routes, WaypointSettings};
+pub use formation::{apply_formation_stroke, formation_from_stroke};
 pub use sketch::{Sketch, SketchStroke, StrokeKind};
 pub use stroke::{Stroke, StrokePoint, farthest_from};
 

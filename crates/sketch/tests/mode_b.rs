@@ -121,13 +121,13 @@ fn joining_at_the_nearest_point_walkers_reach_the_tube_and_follow_it_to_the_end(
             .iter()
             .position(|p| farthest_from(&[*p], &line) < half)
             .unwrap_or_else(|| panic!("walker {k} never reached the tube"));
-        // Fidelity: after joining, the one-sided Hausdorff distance to the stroke, up to 2 m
+        // Fidelity: after joining, the one-sided Hausdorff distance to the stroke, up to 2.5 m
         // from its end (where the walkers that arrived first stand, and later ones stop
         // beside them).
         let end = stroke.end().unwrap();
         let near_end = track
             .iter()
-            .position(|p| p.distance(end) < 2.0)
+            .position(|p| p.distance(end) < 2.5)
             .unwrap_or(track.len());
         let along = &track[joined..near_end.max(joined)];
         let strays = farthest_from(along, &line);
@@ -140,7 +140,7 @@ fn joining_at_the_nearest_point_walkers_reach_the_tube_and_follow_it_to_the_end(
             strays <= half,
             "walker {k} strayed {strays:.2} m from the stroke at {worst:.2}"
         );
-        assert!(track.last().unwrap().distance(end) < 1.5);
+        assert!(track.last().unwrap().distance(end) < 2.0);
     }
 }
 
