@@ -63,6 +63,10 @@ type TubeValues = Vec<(usize, f64)>;
 /// Residual stage 1 is solved to: well below the smallest γ − p kept along the curve.
 const STAGE_ONE_TOLERANCE: f64 = 1e-14;
 
+/// Below this γ − p is rounding and solver residual, whatever precision is asked for: values
+/// that close to γ are not told apart, and a turn among them is noise, not a corner.
+pub const NOISE_FLOOR: f64 = 1e-11;
+
 /// Residual stage 2 and the approach are solved to (values between γ and 1, read for their
 /// direction only).
 const STAGE_TWO_TOLERANCE: f64 = 1e-7;
@@ -652,7 +656,7 @@ impl StrokeField {
         let mut k = along.len() - 1;
         while k > 0 {
             let (v, next) = (along[k - 1], along[k]);
-            if gamma - v <= self.settings.precision {
+            if gamma - v <= self.settings.precision.max(NOISE_FLOOR) {
                 return (first + k, true);
             }
             if v <= next {

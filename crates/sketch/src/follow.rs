@@ -178,7 +178,9 @@ impl GoalMaker<'_> {
                 if let Some(id) = self.segments.get(&(reversed, k, join)) {
                     return Ok(*id);
                 }
-                let last = k + 1 == field.segments().len();
+                // The stroke's end is the queue's end; everywhere else (sub-goals, the
+                // reversed stroke's end on the way back to q_1) a walker only passes.
+                let last = !reversed && k + 1 == field.segments().len();
                 let radius = if last {
                     field.settings().goal_radius()
                 } else {

@@ -75,7 +75,7 @@ fn the_field_is_strictly_monotone_along_the_curve_in_every_segment() {
 #[test]
 fn without_sub_goals_f64_runs_out_along_a_long_stroke() {
     // Asking for no precision margin at all, the values still stop being distinct from γ in
-    // f64 some tens of tube widths from the goal: the cut there is where γ − p is 0.
+    // f64 some tens of tube widths from the goal: the cut comes at the noise floor.
     let straight = Stroke::from_positions([DVec2::new(4.0, 20.0), DVec2::new(56.0, 20.0)]).unwrap();
     let settings = StrokeFieldSettings {
         precision: 1e-300,
@@ -83,8 +83,8 @@ fn without_sub_goals_f64_runs_out_along_a_long_stroke() {
     };
     let f = StrokeField::build(&straight, (DVec2::ZERO, size()), &[], settings).unwrap();
     assert!(f.segments().len() >= 2, "{} segment(s)", f.segments().len());
-    let last = f.segments().last().unwrap();
-    let reach = f.chain()[last.last].along - f.chain()[last.first].along;
+    let first = &f.segments()[0];
+    let reach = f.chain()[first.last].along - f.chain()[first.first].along;
     // The tube is 2 m wide: f64 holds about 36 decay lengths of 2/π m, some 23 m.
     assert!(
         (12.0..40.0).contains(&reach),
@@ -223,6 +223,6 @@ fn an_obstacle_across_the_stroke_cuts_it_into_pieces_joined_by_a_bridge() {
             .unwrap()
             .position()
             .distance(DVec2::new(52.0, 20.0))
-            < 1.0
+            < 1.5
     );
 }
