@@ -49,6 +49,8 @@
 //!   that stands inside the tube when ordered would stand on the mask: it walks the tube back
 //!   to the start instead, on the fields of the reversed stroke (see [`crate::follow`]).
 
+use std::time::{Duration, Instant};
+
 use glam::{DVec2, IVec2};
 
 use crowdfield_field::{
@@ -60,16 +62,26 @@ use crate::{SketchError, Stroke};
 /// Tube cells (world grid indices) with their stage-1 values.
 type TubeValues = Vec<(usize, f64)>;
 
-/// Residual stage 1 is solved to: well below the smallest γ − p kept along the curve.
-const STAGE_ONE_TOLERANCE: f64 = 1e-14;
+/// Residual stage 1 is solved to, at least: a thousandth of the smallest γ − p kept along the
+/// curve, so that the values the cut is made on are right to a part in a thousand.
+const STAGE_ONE_TOLERANCE: f64 = 1e-3;
+
+/// The finest residual stage 1 is solved to (f64 and the solver go no finer).
+const STAGE_ONE_FINEST: f64 = 1e-14;
 
 /// Below this γ − p is rounding and solver residual, whatever precision is asked for: values
 /// that close to γ are not told apart, and a turn among them is noise, not a corner.
 pub const NOISE_FLOOR: f64 = 1e-11;
 
-/// Residual stage 2 and the approach are solved to (values between γ and 1, read for their
+/// Residual a segment's local stage 2 is solved to (values between γ and 1, read for their
 /// direction only).
-const STAGE_TWO_TOLERANCE: f64 = 1e-7;
+const STAGE_TWO_TOLERANCE: f64 = 1e-6;
+
+/// Residual a segment's whole-world field (for walkers joining there) is solved to: its descent
+/// far from the stroke is some 10⁻³ a cell on a 256-cell world, well above it. (The approach
+/// field leads round the whole tube to q_1, where it is much flatter: it keeps the finer
+/// residual.)
+const WHOLE_WORLD_TOLERANCE: f64 = 1e-5;
 
 /// How a walker ordered onto a stroke joins it (digest 004 §4.2, Fig 5.5).
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -135,7 +147,7 @@ impl Default for StrokeFieldSettings {
             beta: 0.9,
             start_radius: 0.0,
             precision: 1e-6,
-            margin: 3.0,
+            margin: 2.0,
             inflation: 0.25,
             epsilon: 0.0,
             behaviour_vector: DVec2::X,
@@ -198,6 +210,20 @@ impl StrokeFieldSettings {
             self.tube_half_width
         }
     }
+}
+
+/// What building a stroke field has cost: solves and the time spent in them (the rest of a
+/// build, tracing the chain and filling the grids, is small beside them).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BuildStats {
+    /// Stage-1 solves (one or more per segment).
+    pub stage_one_solves: usize,
+    /// Time in stage-1 solves.
+    pub stage_one: Duration,
+    /// Stage-2 solves (one per segment, one per whole-world field).
+    pub stage_two_solves: usize,
+    /// Time in stage-2 solves.
+    pub stage_two: Duration,
 }
 
 /// One cell of the stroke's chain C.
@@ -268,8 +294,8 @@ pub struct StrokeField {
     segments: Vec<Segment>,
     legs: Vec<Leg>,
     approach: Option<Field<f64>>,
-    /// Multigrid solves run so far (build and on demand).
-    solves: usize,
+    /// What building it has cost so far.
+    stats: BuildStats,
 }
 
 /// Scratch marks over the world grid, cleared by generation.
@@ -353,7 +379,7 @@ impl StrokeField {
             segments: Vec::new(),
             legs: Vec::new(),
             approach: None,
-            solves: 0,
+            stats: BuildStats::default(),
         };
         field.trace(stroke)?;
         let mut marks = Marks::new(field.geometry.len());
@@ -400,9 +426,14 @@ impl StrokeField {
         &self.legs
     }
 
-    /// Multigrid solves run so far.
+    /// Multigrid solves run so far (build and on demand).
     pub fn solves(&self) -> usize {
-        self.solves
+        self.stats.stage_one_solves + self.stats.stage_two_solves
+    }
+
+    /// What building it has cost so far (build and on demand).
+    pub fn stats(&self) -> &BuildStats {
+        &self.stats
     }
 
     /// The end of the stroke's walkable part.
@@ -483,8 +514,10 @@ impl StrokeField {
                 let (x, y) = self.chain[0].cell;
                 f.set_goal(x, y)?;
             }
+            let t = Instant::now();
             MultigridSolver::new().solve(&mut f, &self.bias, STAGE_TWO_TOLERANCE)?;
-            self.solves += 1;
+            self.stats.stage_two += t.elapsed();
+            self.stats.stage_two_solves += 1;
             clamp_unit(&mut f);
             self.approach = Some(f);
         }
@@ -632,8 +665,11 @@ impl StrokeField {
         }
         let goal = self.chain[last].cell;
         f.set_goal(goal.0 - x0, goal.1 - y0)?;
-        MultigridSolver::new().solve_with(ws, &mut f, &self.bias, STAGE_ONE_TOLERANCE)?;
-        self.solves += 1;
+        let tolerance = (self.settings.precision * STAGE_ONE_TOLERANCE).max(STAGE_ONE_FINEST);
+        let t = Instant::now();
+        MultigridSolver::new().solve_with(ws, &mut f, &self.bias, tolerance)?;
+        self.stats.stage_one += t.elapsed();
+        self.stats.stage_one_solves += 1;
         let values = tube
             .iter()
             .map(|&i| {
@@ -776,8 +812,16 @@ impl StrokeField {
                 f.set_fixed(x, y, s.gamma)?;
             }
         }
-        MultigridSolver::new().solve_with(ws, &mut f, &self.bias, STAGE_TWO_TOLERANCE)?;
-        self.solves += 1;
+        let whole = (w, h) == (self.geometry.width(), self.geometry.height());
+        let tolerance = if whole {
+            WHOLE_WORLD_TOLERANCE
+        } else {
+            STAGE_TWO_TOLERANCE
+        };
+        let t = Instant::now();
+        MultigridSolver::new().solve_with(ws, &mut f, &self.bias, tolerance)?;
+        self.stats.stage_two += t.elapsed();
+        self.stats.stage_two_solves += 1;
         clamp_unit(&mut f);
         for &(i, v) in &segment.tube {
             if let Some((x, y)) = inside(i) {

@@ -18,7 +18,7 @@ pub mod sketch;
 pub mod stroke;
 
 pub use error::SketchError;
-pub use field::{ChainCell, Joining, Leg, Segment, StrokeField, StrokeFieldSettings};
+pub use field::{BuildStats, ChainCell, Joining, Leg, Segment, StrokeField, StrokeFieldSettings};
 pub use follow::{Route, RouteId, RouteKind, Routes, WaypointSettings};
 pub use formation::{apply_formation_stroke, formation_from_stroke};
 pub use sketch::{Sketch, SketchStroke, StrokeKind};
