@@ -44,7 +44,7 @@
 //!   ([`StrokeField::join_field`]); later segments cover their tube and a margin only.
 //! - [`Joining::WholeCurve`]: the walker first goes to the start. Its first goal is the
 //!   **approach** field ([`StrokeField::approach_field`]): stage 2 with the cells within
-//!   [`StrokeFieldSettings::start_radius`] of q_1 as the goal and the rest of the tube at 1,
+//!   `start_radius` ([`StrokeFieldSettings`]) of q_1 as the goal and the rest of the tube at 1,
 //!   the seed's mask ("the q_1 cells behave as obstacles" read as goals, since γ < β). A walker
 //!   that stands inside the tube when ordered would stand on the mask: it walks the tube back
 //!   to the start instead, on the fields of the reversed stroke (see [`crate::follow`]).
@@ -194,7 +194,7 @@ impl StrokeFieldSettings {
         Ok(Bias::new(self.epsilon, v)?)
     }
 
-    fn start_radius(&self) -> f64 {
+    fn start_radius_or_default(&self) -> f64 {
         if self.start_radius > 0.0 {
             self.start_radius
         } else {
@@ -490,7 +490,7 @@ impl StrokeField {
         if self.approach.is_none() {
             let mut f = Field::new(self.geometry, self.settings.beta);
             let start = self.start();
-            let radius = self.settings.start_radius();
+            let radius = self.settings.start_radius_or_default();
             for (i, &b) in self.blocked.iter().enumerate() {
                 if b {
                     let (x, y) = (i % self.geometry.width(), i / self.geometry.width());

@@ -1,15 +1,51 @@
 //! # crowdfield_sketch
 //!
-//! The sketch planner of seed 004 chapter 5: what the user draws steers agents and groups
-//! (the specification is digest 004 §4, §5.1, §10 and §12 tests 8–10 in
+//! The sketch planner of seed 004 chapter 5: what the user draws steers walkers and groups (the
+//! specification is digest 004 §4, §5.1, §10 and §12 tests 8–10 in
 //! `shared/research/seed-004-group-formations.md` beside the repository). Plain Rust over the
 //! field, steering and group cores; no Bevy.
 //!
-//! - [`stroke`]: strokes captured from the pointer, simplified, resampled, edited.
-//! - [`field`]: Mode B, a stroke turned into a field whose descent follows it (two-stage masked
-//!   relaxation, both ways of joining, sub-goals where f64 runs out).
+//! - **Mode A** (digest 004 §4.1): points along a stroke as successive intermediate goals,
+//!   shared by a subset of walkers ([`Routes::waypoints`]).
+//! - **Mode B** (digest 004 §4.2): a field whose descent follows the stroke, from a two-stage
+//!   masked relaxation ([`StrokeField`]), cut into sub-goals where f64 runs out (§10), followed
+//!   by walkers ([`Routes::follow`]) or by a group's map ([`Routes::follow_with_group`]).
+//! - **Formation strokes** (digest 004 §5.1): a drawn shape as a group's formation
+//!   ([`formation_from_stroke`]).
+//!
+//! ```
+//! use crowdfield_sketch::{Joining, Routes, Stroke, StrokeFieldSettings};
+//! use crowdfield_steer::{AgentParams, AgentState, Crowd, CrowdSettings};
+//! use glam::DVec2;
+//!
+//! let mut crowd = Crowd::new(
+//!     CrowdSettings { max: DVec2::new(40.0, 20.0), ..CrowdSettings::default() },
+//!     Vec::new(),
+//! )?;
+//! let walker = crowd.spawn(AgentParams { position: DVec2::new(3.0, 4.0), ..AgentParams::default() })?;
+//! // An L drawn from near the walker to the far corner.
+//! let stroke = Stroke::from_positions([
+//!     DVec2::new(4.0, 4.0),
+//!     DVec2::new(30.0, 4.0),
+//!     DVec2::new(30.0, 16.0),
+//! ])?;
+//! let mut routes = Routes::new();
+//! routes.follow(&mut crowd, &[walker], &stroke, Joining::NearestPoint, StrokeFieldSettings::default())?;
+//! for _ in 0..400 {
+//!     crowd.step();
+//! }
+//! assert_eq!(crowd.agent(walker).unwrap().state(), AgentState::Arrived);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## Modules
+//!
+//! - [`stroke`]: strokes captured from the pointer, simplified, rounded, resampled, edited.
+//! - [`sketch`]: every stroke drawn, with branches, undo and redo.
+//! - [`field`]: Mode B's stroke fields.
+//! - [`follow`]: orders along strokes for walkers and groups.
+//! - [`formation`]: drawn shapes as formations.
+
 pub mod error;
 pub mod field;
 pub mod follow;
@@ -24,7 +60,7 @@ pub use formation::{apply_formation_stroke, formation_from_stroke};
 pub use sketch::{Sketch, SketchStroke, StrokeKind};
 pub use stroke::{Stroke, StrokePoint, farthest_from};
 
-/// Identifies a stroke of a [`Sketch`](crate::sketch::Sketch).
+/// Identifies a stroke of a [`Sketch`].
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
