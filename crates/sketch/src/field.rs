@@ -296,9 +296,23 @@ pub struct StrokeField {
     approach: Option<Field<f64>>,
     /// What building it has cost so far.
     stats: BuildStats,
+    /// Scratch marks over the world grid.
+    marks: Marks,
+    /// Where the build goes on: `None` once every segment is built.
+    cursor: Option<Cursor>,
+}
+
+/// Where an unfinished build goes on: the piece, the chain cell the next segment starts at and
+/// the reach learnt so far.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    piece: usize,
+    first: usize,
+    reach: usize,
 }
 
 /// Scratch marks over the world grid, cleared by generation.
+#[derive(Debug, Clone, Default)]
 struct Marks {
     stamp: Vec<u32>,
     generation: u32,
@@ -320,9 +334,23 @@ impl Marks {
 
 impl StrokeField {
     /// Builds the field of `stroke` in the world `[min, max]` with static `obstacles`: chain,
-    /// pieces, segments (stage 1 and the local stage 2 of each), legs. Whole-world fields for
-    /// joining walkers are built when first asked for.
+    /// pieces, every segment (stage 1 and the local stage 2 of each), legs. Whole-world fields
+    /// for joining walkers are built when first asked for.
     pub fn build(
+        stroke: &Stroke,
+        world: (DVec2, DVec2),
+        obstacles: &[Shape],
+        settings: StrokeFieldSettings,
+    ) -> Result<Self, SketchError> {
+        let mut field = Self::begin(stroke, world, obstacles, settings)?;
+        field.advance(Duration::MAX)?;
+        Ok(field)
+    }
+
+    /// Begins the field of `stroke` as [`StrokeField::build`] does, but builds only the first
+    /// segment: enough for walkers near the stroke's start to set off. [`StrokeField::advance`]
+    /// builds the rest (over later frames: long strokes are time-sliced this way).
+    pub fn begin(
         stroke: &Stroke,
         (min, max): (DVec2, DVec2),
         obstacles: &[Shape],
@@ -353,13 +381,15 @@ impl StrokeField {
         if stroke.is_empty() {
             return Err(SketchError::EmptyStroke);
         }
-        Self::on_ground(
+        let mut field = Self::on_ground(
             stroke,
             self.geometry,
             self.blocked.clone(),
             self.settings.clone(),
             self.bias,
-        )
+        )?;
+        field.advance(Duration::MAX)?;
+        Ok(field)
     }
 
     fn on_ground(
@@ -380,20 +410,38 @@ impl StrokeField {
             legs: Vec::new(),
             approach: None,
             stats: BuildStats::default(),
+            marks: Marks::new(0),
+            cursor: None,
         };
+        field.marks = Marks::new(field.geometry.len());
         field.trace(stroke)?;
-        let mut marks = Marks::new(field.geometry.len());
+        field.cursor = Some(Cursor {
+            piece: 0,
+            first: field.pieces[0].0,
+            reach: field.expected_reach(),
+        });
+        field.next_segment(&mut MultigridWorkspace::new())?;
+        Ok(field)
+    }
+
+    /// Builds more of a field begun with [`StrokeField::begin`]: a segment at least, more while
+    /// `budget` lasts. Returns whether the field is complete. Walkers on the segments built so
+    /// far are not disturbed: segments are only added.
+    pub fn advance(&mut self, budget: Duration) -> Result<bool, SketchError> {
+        let start = Instant::now();
         let mut ws = MultigridWorkspace::new();
-        for piece in field.pieces.clone() {
-            if !field.legs.is_empty() {
-                field.legs.push(Leg::Bridge(field.chain[piece.0].centre));
-            }
-            let built = field.segment_piece(piece, &mut marks, &mut ws)?;
-            for k in built {
-                field.legs.push(Leg::Segment(k));
+        while self.cursor.is_some() {
+            self.next_segment(&mut ws)?;
+            if start.elapsed() >= budget {
+                break;
             }
         }
-        Ok(field)
+        Ok(self.cursor.is_none())
+    }
+
+    /// Whether every segment is built.
+    pub fn is_complete(&self) -> bool {
+        self.cursor.is_none()
     }
 
     /// The settings it was built with.
@@ -477,8 +525,11 @@ impl StrokeField {
         if self.segments[k].join.is_none() {
             let (w, h) = (self.geometry.width(), self.geometry.height());
             let mut ws = MultigridWorkspace::new();
-            let f = self.stage_two(k, (0, 0, w, h), &mut ws)?;
-            self.segments[k].join = Some(f);
+            let tube = std::mem::take(&mut self.segments[k].tube);
+            let goal = self.chain[self.segments[k].last].cell;
+            let f = self.stage_two(&tube, goal, (0, 0, w, h), &mut ws);
+            self.segments[k].tube = tube;
+            self.segments[k].join = Some(f?);
         }
         Ok(self.segments[k].join.as_ref().expect("just built"))
     }
@@ -498,8 +549,9 @@ impl StrokeField {
                 }
             }
             let piece = self.pieces[0];
-            let mut marks = Marks::new(self.geometry.len());
+            let mut marks = std::mem::take(&mut self.marks);
             let tube = self.tube(piece.0, piece.1, &mut marks);
+            self.marks = marks;
             let mut goals = 0;
             for i in tube {
                 let (x, y) = (i % self.geometry.width(), i / self.geometry.width());
@@ -642,11 +694,12 @@ impl StrokeField {
         &mut self,
         first: usize,
         last: usize,
-        marks: &mut Marks,
         ws: &mut MultigridWorkspace,
     ) -> Result<(TubeValues, Vec<f64>), SketchError> {
         let s = &self.settings;
-        let tube = self.tube(first, last, marks);
+        let mut marks = std::mem::take(&mut self.marks);
+        let tube = self.tube(first, last, &mut marks);
+        self.marks = marks;
         let bounds = self.bounding(&tube, 1);
         let (x0, y0, w, h) = bounds;
         let mut f = Field::new(self.sub_geometry(bounds), s.gamma);
@@ -703,91 +756,102 @@ impl StrokeField {
         (first, false)
     }
 
-    /// Cuts piece `(p0, p1)` into segments from its start forwards and builds each; returns
-    /// their indices in walking order.
-    fn segment_piece(
-        &mut self,
-        (p0, p1): (usize, usize),
-        marks: &mut Marks,
-        ws: &mut MultigridWorkspace,
-    ) -> Result<Vec<usize>, SketchError> {
+    /// How far one field is expected to reach along the chain before γ − p falls below the
+    /// precision: the decay length is about the tube's width over π (module doc).
+    fn expected_reach(&self) -> usize {
         let cells_per_width =
             (2.0 * self.settings.tube_half_width / self.settings.cell_size).max(1.0);
-        // How far one field reaches along the chain before γ − p falls below the precision:
-        // the decay length is about the width over π (module doc). Learnt as segments are cut.
-        let mut reach = ((cells_per_width / std::f64::consts::PI)
+        ((cells_per_width / std::f64::consts::PI)
             * (self.settings.gamma / self.settings.precision).ln())
         .ceil() as usize
-            + 2;
+            + 2
+    }
+
+    /// Builds the next segment at the cursor (and the bridge before it when it starts a piece
+    /// after the first) and moves the cursor on.
+    fn next_segment(&mut self, ws: &mut MultigridWorkspace) -> Result<(), SketchError> {
+        let Some(Cursor {
+            piece,
+            first,
+            mut reach,
+        }) = self.cursor
+        else {
+            return Ok(());
+        };
+        let (p0, p1) = self.pieces[piece];
+        if first == p0 && piece > 0 {
+            self.legs.push(Leg::Bridge(self.chain[p0].centre));
+        }
         let overlap = (self.settings.tube_half_width / self.settings.cell_size).ceil() as usize + 1;
-        let mut built: Vec<(usize, usize, TubeValues)> = Vec::new();
-        let mut first = p0;
-        loop {
-            let mut last = (first + reach).min(p1);
-            // The goal moves back until the values are resolved and monotone all the way to
-            // `first`.
-            let mut turned = false;
-            let tube = loop {
-                let (tube, along) = self.stage_one(first, last, marks, ws)?;
-                let (resolved, lost) = self.resolved_from(first, &along);
-                if resolved == first {
-                    break tube;
-                }
-                if lost {
-                    // Resolved over `last - resolved` cells: that long, from `first`.
-                    let good = last - resolved;
-                    reach = good.max(1);
-                    last = first + good.max(1);
-                    turned = false;
-                } else {
-                    // The values turned at `resolved` (a corner sharper than the tube, a stroke
-                    // that comes back near itself): the goal goes just before the turn.
-                    last = (resolved - 1).max(first + 1).min(last - 1).max(first + 1);
-                    turned = true;
-                }
-                if last > p1 {
-                    last = p1;
-                }
-            };
-            built.push((first, last, tube));
-            if last >= p1 {
-                break;
+        let mut last = (first + reach).min(p1);
+        // The goal moves back until the values are resolved and monotone all the way to
+        // `first`.
+        let mut turned = false;
+        let tube = loop {
+            let (tube, along) = self.stage_one(first, last, ws)?;
+            let (resolved, lost) = self.resolved_from(first, &along);
+            if resolved == first {
+                break tube;
             }
+            if lost {
+                // Resolved over `last - resolved` cells: that long, from `first`.
+                let good = (last - resolved).max(1);
+                reach = good;
+                last = first + good;
+                turned = false;
+            } else {
+                // The values turned at `resolved` (a corner sharper than the tube, a stroke
+                // that comes back near itself): the goal goes just before the turn.
+                last = (resolved - 1).min(last - 1).max(first + 1);
+                turned = true;
+            }
+            last = last.min(p1);
+        };
+        let grow = (self.settings.margin / self.settings.cell_size).ceil() as usize + 1;
+        let cells: Vec<usize> = tube.iter().map(|t| t.0).collect();
+        let bounds = self.bounding(&cells, grow);
+        let field = self.stage_two(&tube, self.chain[last].cell, bounds, ws)?;
+        let k = self.segments.len();
+        self.segments.push(Segment {
+            first,
+            last,
+            end: self.chain[last].centre,
+            field,
+            tube,
+            join: None,
+        });
+        self.legs.push(Leg::Segment(k));
+        self.cursor = if last < p1 {
             // After a turn the next segment starts at this one's goal; where precision ran out
             // it starts a little before it, so that the walker switching there stands well
             // inside the next segment's tube.
-            first = if turned {
+            let next = if turned {
                 last
             } else {
                 last.saturating_sub(overlap).max(first + 1)
             };
-        }
-        let mut indices = Vec::with_capacity(built.len());
-        for (first, last, tube) in built {
-            let k = self.segments.len();
-            let end = self.chain[last].centre;
-            // Placeholder field, replaced by the stage-2 build below.
-            self.segments.push(Segment {
-                first,
-                last,
-                end,
-                field: Field::new(self.geometry, 1.0),
-                tube,
-                join: None,
-            });
-            let grow = (self.settings.margin / self.settings.cell_size).ceil() as usize + 1;
-            let cells: Vec<usize> = self.segments[k].tube.iter().map(|t| t.0).collect();
-            let bounds = self.bounding(&cells, grow);
-            self.segments[k].field = self.stage_two(k, bounds, ws)?;
-            indices.push(k);
-        }
-        Ok(indices)
+            Some(Cursor {
+                piece,
+                first: next,
+                reach,
+            })
+        } else if piece + 1 < self.pieces.len() {
+            Some(Cursor {
+                piece: piece + 1,
+                first: self.pieces[piece + 1].0,
+                reach: self.expected_reach(),
+            })
+        } else {
+            None
+        };
+        Ok(())
     }
 
     /// Stage 2 for segment `k` over the world-grid box `bounds`, merged with its stage 1.
     fn stage_two(
         &mut self,
-        k: usize,
+        tube: &[(usize, f64)],
+        goal: (usize, usize),
         bounds: (usize, usize, usize, usize),
         ws: &mut MultigridWorkspace,
     ) -> Result<Field<f64>, SketchError> {
@@ -806,8 +870,7 @@ impl StrokeField {
             let (x, y) = (i % gw, i / gw);
             (x > x0 && y > y0 && x < x0 + w - 1 && y < y0 + h - 1).then(|| (x - x0, y - y0))
         };
-        let segment = &self.segments[k];
-        for &(i, _) in &segment.tube {
+        for &(i, _) in tube {
             if let Some((x, y)) = inside(i) {
                 f.set_fixed(x, y, s.gamma)?;
             }
@@ -823,12 +886,11 @@ impl StrokeField {
         self.stats.stage_two += t.elapsed();
         self.stats.stage_two_solves += 1;
         clamp_unit(&mut f);
-        for &(i, v) in &segment.tube {
+        for &(i, v) in tube {
             if let Some((x, y)) = inside(i) {
                 f.set_free(x, y, v)?;
             }
         }
-        let goal = self.chain[segment.last].cell;
         f.set_goal(goal.0 - x0, goal.1 - y0)?;
         debug_assert!(f.kinds().iter().all(|k| *k != CellKind::Fixed));
         Ok(f)
