@@ -2,11 +2,12 @@
 //! default 0.25 m cells) with a few buildings, on one core (the field crate's solver is
 //! single-threaded): a winding stroke of about 150 m, cut into sub-goals.
 //!
-//! - `walkable`: what a stroke needs before anyone can walk it from anywhere — the chain, every
-//!   segment's stage 1 and local stage 2, and the first segment's field over the whole world
-//!   (the goal: ≤ 16 ms, "walkable in the frame it is finished");
-//! - `segments`: the chain and the segments alone (walkers already on the stroke, groups);
-//! - `join_field`: one whole-world field, built when walkers join the stroke further along.
+//! - `walkable`: what a stroke needs before a walker near its start can set off — the chain,
+//!   the first segment and its joining field round the walker (the goal: ≤ 16 ms,
+//!   "walkable in the frame it is finished"; the other segments follow within later frames'
+//!   budgets, [`StrokeField::advance`]);
+//! - `complete`: the chain and every segment;
+//! - `join_far`: a joining field grown to a walker in the world's far corner (all the world).
 //!
 //! `cargo bench -p crowdfield_sketch --bench stroke_field`
 
@@ -51,14 +52,16 @@ fn build(c: &mut Criterion) {
     let settings = StrokeFieldSettings::default();
     let mut group = c.benchmark_group("stroke_field_256");
     group.sample_size(20);
+    let near = [DVec2::new(2.0, 10.0)];
+    let far = [DVec2::new(62.0, 2.0)];
     group.bench_function("walkable", |b| {
         b.iter(|| {
             let mut f =
-                StrokeField::build(&stroke, world, &buildings, settings.clone()).expect("builds");
-            f.join_field(0).expect("joins").width()
+                StrokeField::begin(&stroke, world, &buildings, settings.clone()).expect("begins");
+            f.join_field(0, &near).expect("joins").width()
         })
     });
-    group.bench_function("segments", |b| {
+    group.bench_function("complete", |b| {
         b.iter(|| {
             StrokeField::build(&stroke, world, &buildings, settings.clone())
                 .expect("builds")
@@ -67,10 +70,10 @@ fn build(c: &mut Criterion) {
         })
     });
     let field = StrokeField::build(&stroke, world, &buildings, settings.clone()).expect("builds");
-    group.bench_function("join_field", |b| {
+    group.bench_function("join_far", |b| {
         b.iter(|| {
             let mut f = field.clone();
-            f.join_field(1).expect("joins").width()
+            f.join_field(0, &far).expect("joins").width()
         })
     });
     group.finish();

@@ -126,6 +126,9 @@ pub struct StrokeFieldSettings {
     /// Metres of field kept round a later segment's tube (walkers pushed off the tube by others
     /// find their way back within it).
     pub margin: f64,
+    /// Metres of field kept round a joining field's tube and walkers (and the approach's):
+    /// room for a detour round what stands between them.
+    pub join_margin: f64,
     /// Obstacles are grown by this, metres (the walkers' radius).
     pub inflation: f64,
     /// ε of the field's (v, ε) (with ε > 0 paths bend towards +v, as everywhere in crowdfield).
@@ -148,6 +151,7 @@ impl Default for StrokeFieldSettings {
             start_radius: 0.0,
             precision: 1e-6,
             margin: 2.0,
+            join_margin: 8.0,
             inflation: 0.25,
             epsilon: 0.0,
             behaviour_vector: DVec2::X,
@@ -251,8 +255,9 @@ pub struct Segment {
     pub field: Field<f64>,
     /// The tube's cells (world grid indices) and their stage-1 values.
     tube: TubeValues,
-    /// The same field over the whole world, built on demand for walkers joining here.
-    join: Option<Field<f64>>,
+    /// The same field over a larger box (see [`StrokeField::join_field`]), built on demand for
+    /// walkers joining here, with the box.
+    join: Option<((usize, usize, usize, usize), Field<f64>)>,
 }
 
 impl Segment {
@@ -293,7 +298,7 @@ pub struct StrokeField {
     pieces: Vec<(usize, usize)>,
     segments: Vec<Segment>,
     legs: Vec<Leg>,
-    approach: Option<Field<f64>>,
+    approach: Option<((usize, usize, usize, usize), Field<f64>)>,
     /// What building it has cost so far.
     stats: BuildStats,
     /// Scratch marks over the world grid.
@@ -516,64 +521,132 @@ impl StrokeField {
             .rposition(|s| s.first <= k && k <= s.last)
     }
 
-    /// Segment `k`'s field over the whole world (stage 2 everywhere), for walkers that join the
-    /// stroke there from anywhere. Built on first use.
-    pub fn join_field(&mut self, k: usize) -> Result<&Field<f64>, SketchError> {
+    /// Segment `k`'s field over a box holding its tube, the points `around` (the walkers that
+    /// join the stroke there) and [`StrokeFieldSettings::join_margin`] round them: stage 2 over
+    /// all of it, so that from anywhere in the box the descent leads to the tube. Built on first
+    /// use and grown when later walkers stand outside it; over the whole world when a walker
+    /// finds no way to the tube inside the box (a large obstacle in the way).
+    pub fn join_field(&mut self, k: usize, around: &[DVec2]) -> Result<&Field<f64>, SketchError> {
         if k >= self.segments.len() {
             return Err(SketchError::BadSetting("no such segment"));
         }
-        if self.segments[k].join.is_none() {
-            let (w, h) = (self.geometry.width(), self.geometry.height());
-            let mut ws = MultigridWorkspace::new();
-            let tube = std::mem::take(&mut self.segments[k].tube);
+        let tube = std::mem::take(&mut self.segments[k].tube);
+        let cells: Vec<usize> = tube.iter().map(|t| t.0).collect();
+        let needed = self.bounds_around(&cells, around);
+        let held = self.segments[k].join.as_ref().map(|(b, _)| *b);
+        if held.is_none_or(|b| !box_holds(b, needed)) {
+            let bounds = held.map_or(needed, |b| box_union(b, needed));
             let goal = self.chain[self.segments[k].last].cell;
-            let f = self.stage_two(&tube, goal, (0, 0, w, h), &mut ws);
-            self.segments[k].tube = tube;
-            self.segments[k].join = Some(f?);
+            let mut ws = MultigridWorkspace::new();
+            let built = self.stage_two(&tube, goal, bounds, &mut ws).and_then(|f| {
+                if self.is_whole(bounds) || around.iter().all(|p| leads_somewhere(&f, *p)) {
+                    Ok((bounds, f))
+                } else {
+                    let whole = self.whole();
+                    self.stage_two(&tube, goal, whole, &mut ws)
+                        .map(|f| (whole, f))
+                }
+            });
+            match built {
+                Ok(j) => self.segments[k].join = Some(j),
+                Err(e) => {
+                    self.segments[k].tube = tube;
+                    return Err(e);
+                }
+            }
         }
-        Ok(self.segments[k].join.as_ref().expect("just built"))
+        self.segments[k].tube = tube;
+        Ok(&self.segments[k].join.as_ref().expect("just built").1)
     }
 
     /// The whole-curve approach field: goal cells within the start radius of q_1, the rest of
-    /// the first piece's tube at 1, harmonic (with the field's bias) elsewhere. Built on first
-    /// use.
-    pub fn approach_field(&mut self) -> Result<&Field<f64>, SketchError> {
-        if self.approach.is_none() {
-            let mut f = Field::new(self.geometry, self.settings.beta);
-            let start = self.start();
-            let radius = self.settings.start_radius_or_default();
-            for (i, &b) in self.blocked.iter().enumerate() {
-                if b {
-                    let (x, y) = (i % self.geometry.width(), i / self.geometry.width());
-                    f.set_obstacle(x, y)?;
-                }
+    /// the first piece's tube at 1, harmonic (with the field's bias) elsewhere, over a box
+    /// holding the tube, the points `around` and the join margin (the whole world when a point
+    /// finds no way inside it). Built on first use, grown as [`Self::join_field`] is.
+    pub fn approach_field(&mut self, around: &[DVec2]) -> Result<&Field<f64>, SketchError> {
+        let piece = self.pieces[0];
+        let mut marks = std::mem::take(&mut self.marks);
+        let tube = self.tube(piece.0, piece.1, &mut marks);
+        self.marks = marks;
+        let needed = self.bounds_around(&tube, around);
+        let held = self.approach.as_ref().map(|(b, _)| *b);
+        if held.is_none_or(|b| !box_holds(b, needed)) {
+            let bounds = held.map_or(needed, |b| box_union(b, needed));
+            let mut f = self.approach_in(&tube, bounds)?;
+            if !self.is_whole(bounds) && !around.iter().all(|p| leads_somewhere(&f, *p)) {
+                let whole = self.whole();
+                f = self.approach_in(&tube, whole)?;
+                self.approach = Some((whole, f));
+            } else {
+                self.approach = Some((bounds, f));
             }
-            let piece = self.pieces[0];
-            let mut marks = std::mem::take(&mut self.marks);
-            let tube = self.tube(piece.0, piece.1, &mut marks);
-            self.marks = marks;
-            let mut goals = 0;
-            for i in tube {
-                let (x, y) = (i % self.geometry.width(), i / self.geometry.width());
-                if self.geometry.cell_centre(x, y).distance(start) <= radius {
-                    f.set_goal(x, y)?;
-                    goals += 1;
-                } else {
-                    f.set_obstacle(x, y)?;
-                }
-            }
-            if goals == 0 {
-                let (x, y) = self.chain[0].cell;
-                f.set_goal(x, y)?;
-            }
-            let t = Instant::now();
-            MultigridSolver::new().solve(&mut f, &self.bias, STAGE_TWO_TOLERANCE)?;
-            self.stats.stage_two += t.elapsed();
-            self.stats.stage_two_solves += 1;
-            clamp_unit(&mut f);
-            self.approach = Some(f);
         }
-        Ok(self.approach.as_ref().expect("just built"))
+        Ok(&self.approach.as_ref().expect("just built").1)
+    }
+
+    fn approach_in(
+        &mut self,
+        tube: &[usize],
+        bounds: (usize, usize, usize, usize),
+    ) -> Result<Field<f64>, SketchError> {
+        let (x0, y0, w, h) = bounds;
+        let gw = self.geometry.width();
+        let mut f = Field::new(self.sub_geometry(bounds), self.settings.beta);
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                if self.blocked[(y + y0) * gw + x + x0] {
+                    f.set_obstacle(x, y)?;
+                }
+            }
+        }
+        let start = self.start();
+        let radius = self.settings.start_radius_or_default();
+        let mut goals = 0;
+        for &i in tube {
+            let (x, y) = (i % gw, i / gw);
+            if x <= x0 || y <= y0 || x >= x0 + w - 1 || y >= y0 + h - 1 {
+                continue;
+            }
+            if self.geometry.cell_centre(x, y).distance(start) <= radius {
+                f.set_goal(x - x0, y - y0)?;
+                goals += 1;
+            } else {
+                f.set_obstacle(x - x0, y - y0)?;
+            }
+        }
+        if goals == 0 {
+            let (x, y) = self.chain[0].cell;
+            f.set_goal(x - x0, y - y0)?;
+        }
+        let t = Instant::now();
+        MultigridSolver::new().solve(&mut f, &self.bias, STAGE_TWO_TOLERANCE)?;
+        self.stats.stage_two += t.elapsed();
+        self.stats.stage_two_solves += 1;
+        clamp_unit(&mut f);
+        Ok(f)
+    }
+
+    /// The world-grid box holding `cells`, the cells of `points` and the join margin.
+    fn bounds_around(&self, cells: &[usize], points: &[DVec2]) -> (usize, usize, usize, usize) {
+        let g = self.geometry;
+        let mut all: Vec<usize> = cells.to_vec();
+        for p in points {
+            let c = g.world_to_cell(*p);
+            let x = (c.x.max(0) as usize).min(g.width() - 1);
+            let y = (c.y.max(0) as usize).min(g.height() - 1);
+            all.push(g.index(x, y));
+        }
+        let grow = (self.settings.join_margin / self.settings.cell_size).ceil() as usize + 1;
+        self.bounding(&all, grow)
+    }
+
+    /// The whole world grid as a box.
+    fn whole(&self) -> (usize, usize, usize, usize) {
+        (0, 0, self.geometry.width(), self.geometry.height())
+    }
+
+    fn is_whole(&self, b: (usize, usize, usize, usize)) -> bool {
+        b == self.whole()
     }
 
     /// Samples the stroke into the chain and cuts it into pieces.
@@ -903,4 +976,28 @@ fn clamp_unit(field: &mut Field<f64>) {
     for p in field.potentials_mut() {
         *p = p.clamp(0.0, 1.0);
     }
+}
+
+/// Whether box `outer` holds box `inner` (boxes as `(x0, y0, w, h)`).
+fn box_holds(outer: (usize, usize, usize, usize), inner: (usize, usize, usize, usize)) -> bool {
+    outer.0 <= inner.0
+        && outer.1 <= inner.1
+        && outer.0 + outer.2 >= inner.0 + inner.2
+        && outer.1 + outer.3 >= inner.1 + inner.3
+}
+
+/// The smallest box holding both.
+fn box_union(
+    a: (usize, usize, usize, usize),
+    b: (usize, usize, usize, usize),
+) -> (usize, usize, usize, usize) {
+    let (x0, y0) = (a.0.min(b.0), a.1.min(b.1));
+    let (x1, y1) = ((a.0 + a.2).max(b.0 + b.2), (a.1 + a.3).max(b.1 + b.3));
+    (x0, y0, x1 - x0, y1 - y0)
+}
+
+/// Whether a walker at `p` finds a descent in `field` (it is inside the field, and not in a
+/// part of it that no goal cell reaches, where everything stands at 1).
+fn leads_somewhere(field: &Field<f64>, p: DVec2) -> bool {
+    field.potential_at(p).is_some_and(|v| v < 1.0 - 1e-9)
 }

@@ -188,7 +188,8 @@ impl GoalMaker<'_> {
                 };
                 let centre = field.segments()[k].end;
                 let map: Field<f64> = if join {
-                    field.join_field(k)?.clone()
+                    // Built (for every walker joining here) before the queues.
+                    field.join_field(k, &[])?.clone()
                 } else {
                     field.segments()[k].field.clone()
                 };
@@ -237,6 +238,7 @@ impl Routes {
             })
             .collect::<Result<Vec<DVec2>, SketchError>>()?;
         let mut field = Box::new(build_field(crowd, stroke, settings)?);
+        prepare_joining(&mut field, joining, &starts)?;
         let mut reversed = None;
         let mut maker = GoalMaker {
             crowd,
@@ -305,6 +307,7 @@ impl Routes {
             .ok_or(crowdfield_group::GroupError::UnknownGroup(group))?
             .anchor();
         let mut field = Box::new(build_field(crowd, stroke, settings)?);
+        prepare_joining(&mut field, joining, &[start])?;
         let mut reversed = None;
         let mut maker = GoalMaker {
             crowd,
@@ -528,6 +531,44 @@ fn waypoint_points(stroke: &Stroke, settings: WaypointSettings) -> Result<Vec<DV
     Ok(points)
 }
 
+/// Builds the joining fields (and the approach) the followers standing at `starts` need, each
+/// over a box holding the followers that use it.
+fn prepare_joining(
+    field: &mut StrokeField,
+    joining: Joining,
+    starts: &[DVec2],
+) -> Result<(), SketchError> {
+    match joining {
+        Joining::NearestPoint => {
+            let mut by_segment: BTreeMap<usize, Vec<DVec2>> = BTreeMap::new();
+            for &p in starts {
+                let (k, _) = field.nearest_chain(p).expect("a field has a chain");
+                let segment = field.segment_of(k).expect("every chain cell has a segment");
+                by_segment.entry(segment).or_default().push(p);
+            }
+            for (segment, points) in by_segment {
+                field.join_field(segment, &points)?;
+            }
+        }
+        Joining::WholeCurve => {
+            let outside: Vec<DVec2> = starts
+                .iter()
+                .copied()
+                .filter(|p| !starts_inside(field, *p))
+                .collect();
+            if !outside.is_empty() {
+                field.approach_field(&outside)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a whole-curve walker at `p` starts inside the tube (and walks it back to q_1).
+fn starts_inside(field: &StrokeField, p: DVec2) -> bool {
+    field.in_tube(p) && field.start().distance(p) > field.settings().tube_half_width
+}
+
 /// The stroke's field over the crowd's world and static obstacles.
 fn build_field(
     crowd: &Crowd,
@@ -585,7 +626,7 @@ fn queue_for(
                 let id = match maker.approach {
                     Some(id) => id,
                     None => {
-                        let map = field.approach_field()?.clone();
+                        let map = field.approach_field(&[])?.clone();
                         let centre = field.start();
                         let radius = field.settings().tube_half_width;
                         let id = maker.add(Shape::Disc { centre, radius }, Guidance::Map(map))?;

@@ -121,13 +121,13 @@ fn joining_at_the_nearest_point_walkers_reach_the_tube_and_follow_it_to_the_end(
             .iter()
             .position(|p| farthest_from(&[*p], &line) < half)
             .unwrap_or_else(|| panic!("walker {k} never reached the tube"));
-        // Fidelity: after joining, the one-sided Hausdorff distance to the stroke, up to 2.5 m
+        // Fidelity: after joining, the one-sided Hausdorff distance to the stroke, up to 3 m
         // from its end (where the walkers that arrived first stand, and later ones stop
         // beside them).
         let end = stroke.end().unwrap();
         let near_end = track
             .iter()
-            .position(|p| p.distance(end) < 2.5)
+            .position(|p| p.distance(end) < 3.0)
             .unwrap_or(track.len());
         let along = &track[joined..near_end.max(joined)];
         let strays = farthest_from(along, &line);
