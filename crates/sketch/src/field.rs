@@ -62,6 +62,9 @@ use crate::{SketchError, Stroke};
 /// Tube cells (world grid indices) with their stage-1 values.
 type TubeValues = Vec<(usize, f64)>;
 
+/// A box of the world grid: `(x0, y0, width, height)` in cells.
+type CellBox = (usize, usize, usize, usize);
+
 /// Residual stage 1 is solved to, at least: a thousandth of the smallest γ − p kept along the
 /// curve, so that the values the cut is made on are right to a part in a thousand.
 const STAGE_ONE_TOLERANCE: f64 = 1e-3;
@@ -257,7 +260,7 @@ pub struct Segment {
     tube: TubeValues,
     /// The same field over a larger box (see [`StrokeField::join_field`]), built on demand for
     /// walkers joining here, with the box.
-    join: Option<((usize, usize, usize, usize), Field<f64>)>,
+    join: Option<(CellBox, Field<f64>)>,
 }
 
 impl Segment {
@@ -298,7 +301,7 @@ pub struct StrokeField {
     pieces: Vec<(usize, usize)>,
     segments: Vec<Segment>,
     legs: Vec<Leg>,
-    approach: Option<((usize, usize, usize, usize), Field<f64>)>,
+    approach: Option<(CellBox, Field<f64>)>,
     /// What building it has cost so far.
     stats: BuildStats,
     /// Scratch marks over the world grid.
@@ -584,11 +587,7 @@ impl StrokeField {
         Ok(&self.approach.as_ref().expect("just built").1)
     }
 
-    fn approach_in(
-        &mut self,
-        tube: &[usize],
-        bounds: (usize, usize, usize, usize),
-    ) -> Result<Field<f64>, SketchError> {
+    fn approach_in(&mut self, tube: &[usize], bounds: CellBox) -> Result<Field<f64>, SketchError> {
         let (x0, y0, w, h) = bounds;
         let gw = self.geometry.width();
         let mut f = Field::new(self.sub_geometry(bounds), self.settings.beta);
@@ -627,7 +626,7 @@ impl StrokeField {
     }
 
     /// The world-grid box holding `cells`, the cells of `points` and the join margin.
-    fn bounds_around(&self, cells: &[usize], points: &[DVec2]) -> (usize, usize, usize, usize) {
+    fn bounds_around(&self, cells: &[usize], points: &[DVec2]) -> CellBox {
         let g = self.geometry;
         let mut all: Vec<usize> = cells.to_vec();
         for p in points {
@@ -641,11 +640,11 @@ impl StrokeField {
     }
 
     /// The whole world grid as a box.
-    fn whole(&self) -> (usize, usize, usize, usize) {
+    fn whole(&self) -> CellBox {
         (0, 0, self.geometry.width(), self.geometry.height())
     }
 
-    fn is_whole(&self, b: (usize, usize, usize, usize)) -> bool {
+    fn is_whole(&self, b: CellBox) -> bool {
         b == self.whole()
     }
 
@@ -736,7 +735,7 @@ impl StrokeField {
     }
 
     /// The box `(x0, y0, w, h)` round `cells` grown by `grow` cells, inside the world grid.
-    fn bounding(&self, cells: &[usize], grow: usize) -> (usize, usize, usize, usize) {
+    fn bounding(&self, cells: &[usize], grow: usize) -> CellBox {
         let g = self.geometry;
         let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
         for &i in cells {
@@ -750,7 +749,7 @@ impl StrokeField {
         (x0, y0, (x1 - x0 + 1).max(3), (y1 - y0 + 1).max(3))
     }
 
-    fn sub_geometry(&self, (x0, y0, w, h): (usize, usize, usize, usize)) -> GridGeometry {
+    fn sub_geometry(&self, (x0, y0, w, h): CellBox) -> GridGeometry {
         let g = self.geometry;
         GridGeometry::new(
             g.origin() + DVec2::new(x0 as f64, y0 as f64) * g.cell_size(),
@@ -925,7 +924,7 @@ impl StrokeField {
         &mut self,
         tube: &[(usize, f64)],
         goal: (usize, usize),
-        bounds: (usize, usize, usize, usize),
+        bounds: CellBox,
         ws: &mut MultigridWorkspace,
     ) -> Result<Field<f64>, SketchError> {
         let s = &self.settings;
@@ -979,7 +978,7 @@ fn clamp_unit(field: &mut Field<f64>) {
 }
 
 /// Whether box `outer` holds box `inner` (boxes as `(x0, y0, w, h)`).
-fn box_holds(outer: (usize, usize, usize, usize), inner: (usize, usize, usize, usize)) -> bool {
+fn box_holds(outer: CellBox, inner: CellBox) -> bool {
     outer.0 <= inner.0
         && outer.1 <= inner.1
         && outer.0 + outer.2 >= inner.0 + inner.2
@@ -987,10 +986,7 @@ fn box_holds(outer: (usize, usize, usize, usize), inner: (usize, usize, usize, u
 }
 
 /// The smallest box holding both.
-fn box_union(
-    a: (usize, usize, usize, usize),
-    b: (usize, usize, usize, usize),
-) -> (usize, usize, usize, usize) {
+fn box_union(a: CellBox, b: CellBox) -> CellBox {
     let (x0, y0) = (a.0.min(b.0), a.1.min(b.1));
     let (x1, y1) = ((a.0 + a.2).max(b.0 + b.2), (a.1 + a.3).max(b.1 + b.3));
     (x0, y0, x1 - x0, y1 - y0)
