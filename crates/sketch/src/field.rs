@@ -492,7 +492,7 @@ impl StrokeField {
         &self.stats
     }
 
-    /// The end of the stroke's walkable part.
+    /// The end of the stroke's walkable part (known from [`StrokeField::begin`] on).
     pub fn end(&self) -> DVec2 {
         self.chain.last().expect("built with a chain").centre
     }

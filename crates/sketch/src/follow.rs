@@ -25,6 +25,7 @@
 //! no follower holds them (or at once by [`Routes::cancel`]).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use glam::DVec2;
 
@@ -94,6 +95,9 @@ pub struct Route {
     agents: Vec<(AgentId, Vec<GoalId>)>,
     /// A group that follows it (the group removes its own goals).
     group: Option<GroupId>,
+    /// While the field is being built: the goal at the stroke's end that stands in for the
+    /// segments not built yet, last in every queue.
+    tail: Option<GoalId>,
 }
 
 impl Route {
@@ -129,6 +133,11 @@ impl Route {
     pub fn goals(&self) -> &[GoalId] {
         &self.goals
     }
+
+    /// Whether its field is still being built ([`Routes::advance`]).
+    pub fn is_building(&self) -> bool {
+        self.tail.is_some()
+    }
 }
 
 /// Every route of a crowd (see the module doc).
@@ -136,6 +145,9 @@ impl Route {
 pub struct Routes {
     routes: BTreeMap<RouteId, Route>,
     next: u32,
+    /// How long an order may spend building its stroke's field before its followers set off
+    /// (`None`: all of it, at once).
+    budget: Option<Duration>,
 }
 
 /// Goals made for one order, shared between its followers.
@@ -148,6 +160,19 @@ struct GoalMaker<'a> {
 }
 
 impl GoalMaker<'_> {
+    /// The goal standing in for segments not built yet: straight to the stroke's end.
+    fn tail(&mut self, field: &StrokeField) -> Result<GoalId, SketchError> {
+        let end = field.end();
+        let radius = field.settings().goal_radius();
+        self.add(
+            Shape::Disc {
+                centre: end,
+                radius,
+            },
+            Guidance::Towards(end),
+        )
+    }
+
     fn add(&mut self, shape: Shape, guidance: Guidance) -> Result<GoalId, SketchError> {
         let id = self.crowd.add_guided_goal(shape, guidance)?;
         self.made.push(id);
@@ -207,6 +232,102 @@ impl Routes {
         Self::default()
     }
 
+    /// Orders spend at most `budget` building a stroke's field before their followers set off;
+    /// the rest is built by [`Routes::advance`] (call it every frame or planner step). While a
+    /// field is unfinished each follower's queue ends with a goal straight to the stroke's end,
+    /// replaced by the segments as they are built. `None` (the default): fields are built
+    /// whole when ordered. Group orders always build whole.
+    pub fn set_build_budget(&mut self, budget: Option<Duration>) {
+        self.budget = budget;
+    }
+
+    /// Builds more of the unfinished fields, within `budget` each, and hands their followers
+    /// the new segments. Returns how many routes are still being built.
+    pub fn advance(&mut self, crowd: &mut Crowd, budget: Duration) -> Result<usize, SketchError> {
+        let mut building = 0;
+        for route in self.routes.values_mut() {
+            let Some(tail) = route.tail else { continue };
+            let RouteKind::Field {
+                field, joining: _, ..
+            } = &mut route.kind
+            else {
+                continue;
+            };
+            let before = field.legs().len();
+            let complete = field.advance(budget)?;
+            let mut maker = GoalMaker {
+                crowd,
+                made: Vec::new(),
+                segments: BTreeMap::new(),
+                bridges: Vec::new(),
+                approach: None,
+            };
+            let mut fresh = Vec::new();
+            let new_legs = field.legs()[before..].to_vec();
+            for leg in new_legs {
+                fresh.push(maker.leg(field, leg, false, false)?);
+            }
+            let mut queues = Vec::with_capacity(route.agents.len());
+            for (agent, queue) in &route.agents {
+                let Some(a) = maker.crowd.agent(*agent) else {
+                    queues.push(None);
+                    continue;
+                };
+                if a.params().goals != *queue {
+                    // Given other goals since: not this route's any more.
+                    queues.push(None);
+                    continue;
+                }
+                let at = a.goal_index().min(queue.len() - 1);
+                let mut next: Vec<GoalId> = if queue[at] == tail {
+                    // Ahead of the segments built so far, on the straight way to the end:
+                    // join the stroke again from where it stands.
+                    let p = a.position();
+                    let (k, _) = field.nearest_chain(p).expect("a field has a chain");
+                    let segment = field.segment_of(k).unwrap_or(field.segments().len() - 1);
+                    field.join_field(segment, &[p])?;
+                    let legs = field.legs().to_vec();
+                    let from = legs
+                        .iter()
+                        .position(|l| *l == Leg::Segment(segment))
+                        .expect("every segment is a leg");
+                    let mut q = vec![maker.leg(field, legs[from], true, false)?];
+                    for &leg in &legs[from + 1..] {
+                        q.push(maker.leg(field, leg, false, false)?);
+                    }
+                    q
+                } else {
+                    let mut q = queue[at..queue.len() - 1].to_vec();
+                    q.extend(&fresh);
+                    q
+                };
+                if !complete {
+                    next.push(tail);
+                }
+                queues.push(Some(next));
+            }
+            let made = std::mem::take(&mut maker.made);
+            route.goals.extend(made);
+            for ((agent, queue), next) in route.agents.iter_mut().zip(queues) {
+                if let Some(next) = next {
+                    crowd
+                        .set_goals(*agent, next.clone())
+                        .expect("live agents and goals");
+                    *queue = next;
+                }
+            }
+            if complete {
+                route.tail = None;
+                route.goals.retain(|g| *g != tail);
+                // Followers that had it were all handed the segments instead.
+                let _ = crowd.remove_goal(tail);
+            } else {
+                building += 1;
+            }
+        }
+        Ok(building)
+    }
+
     /// A route.
     pub fn route(&self, id: RouteId) -> Option<&Route> {
         self.routes.get(&id)
@@ -237,7 +358,8 @@ impl Routes {
                     .ok_or(crowdfield_steer::SteerError::UnknownAgent(*a).into())
             })
             .collect::<Result<Vec<DVec2>, SketchError>>()?;
-        let mut field = Box::new(build_field(crowd, stroke, settings)?);
+        let mut field = Box::new(begin_field(crowd, stroke, settings)?);
+        field.advance(self.budget.unwrap_or(Duration::MAX))?;
         prepare_joining(&mut field, joining, &starts)?;
         let mut reversed = None;
         let mut maker = GoalMaker {
@@ -247,10 +369,14 @@ impl Routes {
             bridges: Vec::new(),
             approach: None,
         };
+        let mut tail = None;
         let result = (|| {
             let mut queues = Vec::with_capacity(agents.len());
+            if !field.is_complete() {
+                tail = Some(maker.tail(&field)?);
+            }
             for &start in &starts {
-                let queue = queue_for(
+                let mut queue = queue_for(
                     &mut maker,
                     &mut field,
                     &mut reversed,
@@ -258,6 +384,7 @@ impl Routes {
                     joining,
                     start,
                 )?;
+                queue.extend(tail);
                 queues.push(queue);
             }
             Ok::<_, SketchError>(queues)
@@ -287,6 +414,7 @@ impl Routes {
             goals: made,
             agents: agents.iter().copied().zip(queues).collect(),
             group: None,
+            tail,
         }))
     }
 
@@ -306,7 +434,8 @@ impl Routes {
             .group(group)
             .ok_or(crowdfield_group::GroupError::UnknownGroup(group))?
             .anchor();
-        let mut field = Box::new(build_field(crowd, stroke, settings)?);
+        let mut field = Box::new(begin_field(crowd, stroke, settings)?);
+        field.advance(Duration::MAX)?;
         prepare_joining(&mut field, joining, &[start])?;
         let mut reversed = None;
         let mut maker = GoalMaker {
@@ -348,6 +477,7 @@ impl Routes {
             goals: made,
             agents: Vec::new(),
             group: Some(group),
+            tail: None,
         }))
     }
 
@@ -394,6 +524,7 @@ impl Routes {
             agents: agents.iter().map(|a| (*a, made.clone())).collect(),
             goals: made,
             group: None,
+            tail: None,
         }))
     }
 
@@ -435,6 +566,7 @@ impl Routes {
             agents: Vec::new(),
             goals: made,
             group: Some(group),
+            tail: None,
         }))
     }
 
@@ -543,6 +675,10 @@ fn prepare_joining(
             let mut by_segment: BTreeMap<usize, Vec<DVec2>> = BTreeMap::new();
             for &p in starts {
                 let (k, _) = field.nearest_chain(p).expect("a field has a chain");
+                // A walker nearest a part not built yet waits for nothing: it is built now.
+                while field.segment_of(k).is_none() && !field.is_complete() {
+                    field.advance(Duration::ZERO)?;
+                }
                 let segment = field.segment_of(k).expect("every chain cell has a segment");
                 by_segment.entry(segment).or_default().push(p);
             }
@@ -569,14 +705,14 @@ fn starts_inside(field: &StrokeField, p: DVec2) -> bool {
     field.in_tube(p) && field.start().distance(p) > field.settings().tube_half_width
 }
 
-/// The stroke's field over the crowd's world and static obstacles.
-fn build_field(
+/// The stroke's field over the crowd's world and static obstacles, begun (its first segment).
+fn begin_field(
     crowd: &Crowd,
     stroke: &Stroke,
     settings: StrokeFieldSettings,
 ) -> Result<StrokeField, SketchError> {
     let s = crowd.settings();
-    StrokeField::build(stroke, (s.min, s.max), crowd.statics(), settings)
+    StrokeField::begin(stroke, (s.min, s.max), crowd.statics(), settings)
 }
 
 /// The goal queue for a follower standing at `start` (see the module doc).

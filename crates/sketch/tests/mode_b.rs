@@ -226,3 +226,62 @@ fn an_obstacle_across_the_stroke_cuts_it_into_pieces_joined_by_a_bridge() {
             < 1.5
     );
 }
+
+#[test]
+fn a_field_built_a_segment_a_step_is_followed_as_if_built_at_once() {
+    // Time-slicing: the order builds the first segments only; one more is built every step
+    // while the walkers set off, and their queues take the new segments.
+    let mut crowd = world(size(), vec![]);
+    let ids = spawn_at(&mut crowd, &[DVec2::new(4.0, 9.0), DVec2::new(12.0, 4.0)]);
+    let stroke = winding();
+    let half = StrokeFieldSettings::default().tube_half_width;
+    let mut routes = Routes::new();
+    routes.set_build_budget(Some(std::time::Duration::ZERO));
+    let route = routes
+        .follow(
+            &mut crowd,
+            &ids,
+            &stroke,
+            Joining::NearestPoint,
+            StrokeFieldSettings::default(),
+        )
+        .unwrap();
+    assert!(routes.route(route).unwrap().is_building());
+    let goals_while_building = crowd.goal_count();
+    let mut tracks: Vec<Vec<DVec2>> = vec![Vec::new(); ids.len()];
+    let mut steps = 0;
+    while steps < 2000 && !all_arrived(&crowd, &ids) {
+        routes
+            .advance(&mut crowd, std::time::Duration::ZERO)
+            .unwrap();
+        crowd.step();
+        assert_eq!(common::deepest_overlap(&crowd), 0.0);
+        for (k, id) in ids.iter().enumerate() {
+            tracks[k].push(crowd.agent(*id).unwrap().position());
+        }
+        steps += 1;
+    }
+    assert!(
+        all_arrived(&crowd, &ids),
+        "not all arrived in {steps} steps"
+    );
+    assert!(!routes.route(route).unwrap().is_building());
+    assert!(
+        crowd.goal_count() > goals_while_building,
+        "segments were added"
+    );
+    let line = stroke.positions();
+    let end = stroke.end().unwrap();
+    for (k, track) in tracks.iter().enumerate() {
+        let joined = track
+            .iter()
+            .position(|p| farthest_from(&[*p], &line) < half)
+            .unwrap();
+        let near_end = track
+            .iter()
+            .position(|p| p.distance(end) < 3.0)
+            .unwrap_or(track.len());
+        let strays = farthest_from(&track[joined..near_end.max(joined)], &line);
+        assert!(strays <= half, "walker {k} strayed {strays:.2} m");
+    }
+}
