@@ -130,6 +130,20 @@ pub enum GroupOrder {
         /// Metres behind it.
         distance: f32,
     },
+    /// Walk along a drawn path: the group's map follows the path's stroke field (seed 004
+    /// §4.2, Mode B), joining it as `joining` says, and the group arrives at its end.
+    #[cfg(feature = "sketch")]
+    FollowPath {
+        /// The path's points, in order (a drawn stroke, simplified and resampled by the
+        /// field).
+        points: Vec<Vec2>,
+        /// Join at the nearest point, or walk the whole path from its start.
+        joining: crowdfield_sketch::Joining,
+    },
+    /// Walk through points along a drawn path one after another (seed 004 §4.1, Mode A:
+    /// waypoints every 2 m along it).
+    #[cfg(feature = "sketch")]
+    Waypoints(Vec<Vec2>),
 }
 
 /// A group's state after the last planner step, written by the plugin.
@@ -205,6 +219,9 @@ pub struct GroupWorld {
     /// The agents each group was given, with their entities, to see members re-registered or
     /// gone.
     members: EntityHashMap<Vec<(AgentId, Entity)>>,
+    /// The routes of groups sent along drawn paths (their stroke fields, for overlays).
+    #[cfg(feature = "sketch")]
+    routes: crowdfield_sketch::Routes,
     /// The shapes of the [`KeepTogether`] obstacles handed to the groups last.
     keep_together: Vec<Shape>,
 }
@@ -218,6 +235,13 @@ impl GroupWorld {
     /// A group entity's id, once formed.
     pub fn group_id(&self, entity: Entity) -> Option<GroupId> {
         self.by_entity.get(&entity).copied()
+    }
+
+    /// The routes of groups sent along drawn paths ([`GroupOrder::FollowPath`],
+    /// [`GroupOrder::Waypoints`]): strokes, stroke fields, goals.
+    #[cfg(feature = "sketch")]
+    pub fn routes(&self) -> &crowdfield_sketch::Routes {
+        &self.routes
     }
 
     /// The entity of a group.
@@ -441,6 +465,9 @@ fn give_order(
     let crowd = world
         .crowd_mut()
         .ok_or(GroupError::BadOrder("no crowd yet"))?;
+    // A path followed before is dropped with the old order (its goals go with the group's).
+    #[cfg(feature = "sketch")]
+    groups.routes.forget_group(id);
     match order {
         GroupOrder::Hold => groups.groups.hold(crowd, id),
         GroupOrder::MoveTo(p) => groups.groups.move_to(
@@ -458,6 +485,65 @@ fn give_order(
             leader.expect("resolved above"),
             f64::from(*distance),
         ),
+        #[cfg(feature = "sketch")]
+        GroupOrder::FollowPath { points, joining } => {
+            let stroke = path_stroke(points)?;
+            let routes = &mut groups.routes;
+            routes
+                .follow_with_group(
+                    crowd,
+                    &mut groups.groups,
+                    id,
+                    &stroke,
+                    *joining,
+                    crowdfield_sketch::StrokeFieldSettings {
+                        inflation: settings.global_inflation,
+                        ..Default::default()
+                    },
+                )
+                .map(|_| ())
+                .map_err(sketch_error)
+        }
+        #[cfg(feature = "sketch")]
+        GroupOrder::Waypoints(points) => {
+            let stroke = path_stroke(points)?;
+            groups
+                .routes
+                .waypoints_with_group(
+                    crowd,
+                    &mut groups.groups,
+                    id,
+                    &stroke,
+                    crowdfield_sketch::WaypointSettings::default(),
+                )
+                .map(|_| ())
+                .map_err(sketch_error)
+        }
+    }
+}
+
+/// A drawn path as a stroke.
+#[cfg(feature = "sketch")]
+fn path_stroke(points: &[Vec2]) -> Result<crowdfield_sketch::Stroke, GroupError> {
+    if points.is_empty() {
+        return Err(GroupError::BadOrder("a path needs at least one point"));
+    }
+    crowdfield_sketch::Stroke::from_positions(points.iter().map(|p| p.as_dvec2()))
+        .map_err(|_| GroupError::BadOrder("a path's points must be finite"))
+}
+
+/// A sketch error as a group order's rejection.
+#[cfg(feature = "sketch")]
+fn sketch_error(e: crowdfield_sketch::SketchError) -> GroupError {
+    use crowdfield_sketch::SketchError as S;
+    match e {
+        S::Group(g) => g,
+        S::Steer(s) => GroupError::Steer(s),
+        S::NothingWalkable => {
+            GroupError::BadOrder("no part of the path lies on walkable ground inside the world")
+        }
+        S::BadSetting(what) => GroupError::BadOrder(what),
+        _ => GroupError::BadOrder("the path cannot be followed"),
     }
 }
 

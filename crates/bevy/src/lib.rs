@@ -126,6 +126,11 @@ pub use crowdfield_field as field;
 #[cfg(feature = "groups")]
 pub use crowdfield_group as groups;
 
+/// The sketch planner, re-exported for strokes, stroke fields and routes (with the `sketch`
+/// feature).
+#[cfg(feature = "sketch")]
+pub use crowdfield_sketch as sketch;
+
 /// Everything a game needs in one import.
 pub mod prelude {
     pub use crate::{
@@ -141,6 +146,8 @@ pub mod prelude {
     pub use crowdfield_group::{
         Formation, GroupSettings, Resampling, SlotAssignment, Template as FormationTemplate,
     };
+    #[cfg(feature = "sketch")]
+    pub use crowdfield_sketch::{Joining, Stroke, formation_from_stroke};
 
     #[cfg(feature = "groups")]
     pub use crate::{

@@ -113,6 +113,18 @@ pub enum ScenarioOrder {
         /// Metres behind the leader.
         distance: f32,
     },
+    /// Walk along a drawn path on its stroke field (with the `sketch` feature).
+    #[cfg(feature = "sketch")]
+    FollowPath {
+        /// The path's points, in order.
+        points: Vec<Vec2>,
+        /// `NearestPoint` (default) or `WholeCurve`.
+        #[serde(default)]
+        joining: crowdfield_sketch::Joining,
+    },
+    /// Walk through waypoints every 2 m along a drawn path (with the `sketch` feature).
+    #[cfg(feature = "sketch")]
+    Waypoints(Vec<Vec2>),
 }
 
 /// A place where the headless runner measures the crowd, for fundamental diagrams and
@@ -406,6 +418,15 @@ impl Scenario {
                     self.agents.len()
                 )));
             }
+            #[cfg(feature = "sketch")]
+            if let ScenarioOrder::FollowPath { points, .. } | ScenarioOrder::Waypoints(points) =
+                &group.order
+                && (points.is_empty() || points.iter().any(|p| !p.is_finite()))
+            {
+                return Err(bad(
+                    "a path needs at least one point, and finite ones".to_string()
+                ));
+            }
         }
         Ok(())
     }
@@ -551,6 +572,13 @@ impl Scenario {
                     },
                     None => GroupOrder::Hold,
                 },
+                #[cfg(feature = "sketch")]
+                ScenarioOrder::FollowPath { points, joining } => GroupOrder::FollowPath {
+                    points: points.clone(),
+                    joining: *joining,
+                },
+                #[cfg(feature = "sketch")]
+                ScenarioOrder::Waypoints(points) => GroupOrder::Waypoints(points.clone()),
             };
             let entity = commands
                 .spawn((

@@ -320,3 +320,63 @@ fn obstacles_tagged_keep_together_are_handed_to_the_groups_as_placed_and_untagge
     run_until(&mut app, 5, |app| regions(app).is_empty());
     assert!(regions(&app).is_empty());
 }
+
+#[test]
+fn a_group_ordered_along_a_drawn_path_walks_it_and_arrives_at_its_end() {
+    let mut app = group_app(40.0, 30.0);
+    // An L: east, then north. A group going straight to the end would cut the corner.
+    let path = vec![
+        Vec2::new(6.0, 5.0),
+        Vec2::new(32.0, 5.0),
+        Vec2::new(32.0, 25.0),
+    ];
+    let (group, _) = spawn_group(
+        &mut app,
+        Vec2::new(3.0, 4.0),
+        4,
+        CrowdGroup::in_formation(Formation::template(FormationTemplate::Box)),
+        GroupOrder::FollowPath {
+            points: path,
+            joining: Joining::NearestPoint,
+        },
+    );
+    let mut corner = false;
+    let steps = run_until(&mut app, 900, |app| {
+        let status = app.world().get::<GroupStatus>(group).unwrap();
+        corner |= status.anchor.distance(Vec2::new(32.0, 5.0)) < 2.5;
+        !group_seen(app).arrived.is_empty()
+    });
+    assert!(steps < 900, "the group did not arrive");
+    assert!(corner, "the group cut the corner");
+    let status = app.world().get::<GroupStatus>(group).unwrap();
+    assert!(
+        status.anchor.distance(Vec2::new(32.0, 25.0)) < 1.5,
+        "{}",
+        status.anchor
+    );
+    assert!(group_seen(&app).rejected.is_empty());
+    let routes = app.world().resource::<GroupWorld>().routes();
+    assert_eq!(routes.routes().count(), 1);
+    // A new order drops the route.
+    *app.world_mut().get_mut::<GroupOrder>(group).unwrap() = GroupOrder::Hold;
+    app.update();
+    app.update();
+    assert_eq!(
+        app.world()
+            .resource::<GroupWorld>()
+            .routes()
+            .routes()
+            .count(),
+        0
+    );
+    // An empty path is rejected with a message, the group keeps holding.
+    *app.world_mut().get_mut::<GroupOrder>(group).unwrap() = GroupOrder::FollowPath {
+        points: Vec::new(),
+        joining: Joining::WholeCurve,
+    };
+    run_until(&mut app, 5, |app| !group_seen(app).rejected.is_empty());
+    assert!(matches!(
+        group_seen(&app).rejected[0].1,
+        GroupError::BadOrder(_)
+    ));
+}

@@ -358,3 +358,36 @@ fn an_obstacle_marked_keep_together_in_a_scenario_spawns_tagged() {
     assert_eq!(tagged.len(), 1);
     assert!(matches!(tagged[0].shape, Shape::Disc { radius, .. } if radius == 2.0));
 }
+
+#[test]
+fn groups_along_drawn_paths_in_scenario_files_are_checked_and_walk_them() {
+    let bad = Scenario::from_ron(
+        "(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+          groups: [(members: [(3.0, 9.0)], order: FollowPath(points: []))])",
+    );
+    assert!(bad.unwrap_err().to_string().contains("path"));
+    let scenario = Scenario::from_ron(
+        "(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+          groups: [(members: [(3.0, 9.0), (3.0, 11.0)],
+                    order: FollowPath(points: [(5.0, 10.0), (15.0, 4.0), (26.0, 10.0)])),
+                   (members: [(3.0, 16.0)],
+                    order: Waypoints([(5.0, 16.0), (26.0, 16.0)]))])",
+    )
+    .unwrap();
+    assert_eq!(Scenario::from_ron(&scenario.to_ron()).unwrap(), scenario);
+    let mut app = app(30.0, 20.0);
+    let mut commands = app.world_mut().commands();
+    scenario.spawn(&mut commands, None);
+    app.world_mut().flush();
+    for _ in 0..400 {
+        app.update();
+    }
+    let statuses: Vec<GroupStatus> = app
+        .world_mut()
+        .query::<&GroupStatus>()
+        .iter(app.world())
+        .cloned()
+        .collect();
+    assert_eq!(statuses.len(), 2);
+    assert!(statuses.iter().all(|s| s.arrived), "{statuses:?}");
+}

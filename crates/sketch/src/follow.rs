@@ -570,6 +570,14 @@ impl Routes {
         }))
     }
 
+    /// Forgets the routes group `group` follows (its goals are the group's own, removed by the
+    /// group when its order changes). Returns how many were forgotten.
+    pub fn forget_group(&mut self, group: GroupId) -> usize {
+        let before = self.routes.len();
+        self.routes.retain(|_, r| r.group != Some(group));
+        before - self.routes.len()
+    }
+
     /// Ends a route: its followers stop (an empty goal queue, unless they were given other
     /// goals since) and its goals are removed. A group's goals are the group's: give the group
     /// another order.
