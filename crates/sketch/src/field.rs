@@ -72,6 +72,10 @@ const STAGE_ONE_TOLERANCE: f64 = 1e-3;
 /// The finest residual stage 1 is solved to (f64 and the solver go no finer).
 const STAGE_ONE_FINEST: f64 = 1e-14;
 
+/// The widest tube, in cells of half width (a wider one costs the square of it in every chain
+/// cell's stamp).
+const MAX_TUBE_CELLS: f64 = 64.0;
+
 /// Below this γ − p is rounding and solver residual, whatever precision is asked for: values
 /// that close to γ are not told apart, and a turn among them is noise, not a corner.
 pub const NOISE_FLOOR: f64 = 1e-11;
@@ -170,9 +174,12 @@ impl StrokeFieldSettings {
         if !finite_positive(self.cell_size) {
             return Err(SketchError::BadSetting("cell size must be finite and > 0"));
         }
-        if !(self.tube_half_width.is_finite() && self.tube_half_width >= self.cell_size) {
+        if !(self.tube_half_width.is_finite()
+            && self.tube_half_width >= self.cell_size
+            && self.tube_half_width <= MAX_TUBE_CELLS * self.cell_size)
+        {
             return Err(SketchError::BadSetting(
-                "the tube's half width must be finite and at least one cell",
+                "the tube's half width must be between one and 64 cells",
             ));
         }
         if !(0.0 < self.alpha

@@ -11,6 +11,9 @@ use glam::DVec2;
 
 use crate::SketchError;
 
+/// The most points [`Stroke::resampled`] makes (a million: 10 km at 1 cm).
+pub const MAX_RESAMPLED: usize = 1_000_000;
+
 /// One drawn point: where, and when (seconds, any origin; non-decreasing along a stroke).
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
@@ -224,7 +227,9 @@ impl Stroke {
     }
 
     /// Points every `spacing` metres along the stroke, the first and last included (the last
-    /// step may be shorter). A stroke of zero length gives its one point.
+    /// step may be shorter). A stroke of zero length gives its one point. Refused: a spacing
+    /// that is not finite and positive, or one that would make more than [`MAX_RESAMPLED`]
+    /// points.
     pub fn resampled(&self, spacing: f64) -> Result<Stroke, SketchError> {
         if !(spacing.is_finite() && spacing > 0.0) {
             return Err(SketchError::BadSetting(
@@ -240,7 +245,13 @@ impl Stroke {
                 points: vec![first],
             });
         }
-        let count = (length / spacing).ceil() as usize;
+        let count = (length / spacing).ceil();
+        if count > MAX_RESAMPLED as f64 {
+            return Err(SketchError::BadSetting(
+                "resampling would make more than a million points",
+            ));
+        }
+        let count = count as usize;
         let mut out = Vec::with_capacity(count + 1);
         out.push(first);
         let mut seg = 0;
@@ -471,6 +482,13 @@ mod tests {
         assert_eq!(pieces[0].end(), Some(DVec2::new(3.0, 0.0)));
         assert_eq!(pieces[1].start(), Some(DVec2::new(6.0, 0.0)));
         assert!(line(3).erased(DVec2::ZERO, 10.0).is_empty());
+    }
+
+    #[test]
+    fn resampling_too_finely_is_refused() {
+        assert!(line(100).resampled(1e-9).is_err());
+        assert!(line(100).resampled(0.0).is_err());
+        assert!(line(100).resampled(f64::NAN).is_err());
     }
 
     #[test]
