@@ -159,7 +159,17 @@ struct GoalMaker<'a> {
     approach: Option<GoalId>,
 }
 
-impl GoalMaker<'_> {
+impl<'a> GoalMaker<'a> {
+    fn new(crowd: &'a mut Crowd) -> Self {
+        Self {
+            crowd,
+            made: Vec::new(),
+            segments: BTreeMap::new(),
+            bridges: Vec::new(),
+            approach: None,
+        }
+    }
+
     /// The goal standing in for segments not built yet: straight to the stroke's end.
     fn tail(&mut self, field: &StrokeField) -> Result<GoalId, SketchError> {
         let end = field.end();
@@ -255,13 +265,7 @@ impl Routes {
             };
             let before = field.legs().len();
             let complete = field.advance(budget)?;
-            let mut maker = GoalMaker {
-                crowd,
-                made: Vec::new(),
-                segments: BTreeMap::new(),
-                bridges: Vec::new(),
-                approach: None,
-            };
+            let mut maker = GoalMaker::new(crowd);
             let mut fresh = Vec::new();
             let new_legs = field.legs()[before..].to_vec();
             for leg in new_legs {
@@ -362,13 +366,7 @@ impl Routes {
         field.advance(self.budget.unwrap_or(Duration::MAX))?;
         prepare_joining(&mut field, joining, &starts)?;
         let mut reversed = None;
-        let mut maker = GoalMaker {
-            crowd,
-            made: Vec::new(),
-            segments: BTreeMap::new(),
-            bridges: Vec::new(),
-            approach: None,
-        };
+        let mut maker = GoalMaker::new(crowd);
         let mut tail = None;
         let result = (|| {
             let mut queues = Vec::with_capacity(agents.len());
@@ -438,13 +436,7 @@ impl Routes {
         field.advance(Duration::MAX)?;
         prepare_joining(&mut field, joining, &[start])?;
         let mut reversed = None;
-        let mut maker = GoalMaker {
-            crowd,
-            made: Vec::new(),
-            segments: BTreeMap::new(),
-            bridges: Vec::new(),
-            approach: None,
-        };
+        let mut maker = GoalMaker::new(crowd);
         let queue = queue_for(
             &mut maker,
             &mut field,
