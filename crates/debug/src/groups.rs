@@ -1,5 +1,7 @@
 //! Group overlays (seed 004 §5.2–§5.3): each group's map as a heat map, its bands μ, and its
-//! slots with a line from every member to its slot, the map's bounds, anchor and heading.
+//! slots with a line from every member to its slot, the map's bounds, anchor and heading; and
+//! the paths groups were sent along (seed 004 §4): the drawn stroke, its tube, the stroke
+//! field's sub-goals and bridges, or the waypoints.
 //! The heat map and the bands show the selected agent's group, or every group while there are
 //! at most [`SHOWN_GROUPS`] (a game of thousands of groups would otherwise draw them all);
 //! slots and bounds are drawn for every group.
@@ -23,6 +25,10 @@ const SLOT: Color = Color::srgb(0.3, 1.0, 0.5);
 const TO_SLOT: Color = Color::srgba(0.3, 1.0, 0.5, 0.55);
 /// Colour of the band squares (its alpha scaled by μ).
 const BAND: Color = Color::srgb(1.0, 0.35, 0.2);
+/// Colour of a drawn path.
+const PATH: Color = Color::srgb(1.0, 0.35, 0.95);
+/// Colour of a path's tube edges, sub-goals, bridges and waypoints.
+const TUBE: Color = Color::srgba(1.0, 0.35, 0.95, 0.6);
 
 impl OverlayId {
     /// The group maps as heat maps.
@@ -31,6 +37,8 @@ impl OverlayId {
     pub const GROUP_BANDS: Self = Self("crowdfield.group_bands");
     /// Slots, member-to-slot lines, map bounds, anchors and headings.
     pub const GROUP_SLOTS: Self = Self("crowdfield.group_slots");
+    /// Paths groups were sent along: strokes, tubes, sub-goals, bridges, waypoints.
+    pub const DRAWN_PATHS: Self = Self("crowdfield.drawn_paths");
 }
 
 pub(crate) fn build(app: &mut App) {
@@ -40,6 +48,7 @@ pub(crate) fn build(app: &mut App) {
             sync_group_maps.run_if(overlay_enabled_or_switched(OverlayId::GROUP_MAP)),
             draw_bands.run_if(overlay_enabled(OverlayId::GROUP_BANDS)),
             draw_slots.run_if(overlay_enabled(OverlayId::GROUP_SLOTS)),
+            draw_paths.run_if(overlay_enabled(OverlayId::DRAWN_PATHS)),
         )
             .in_set(CrowdDebugSystems::Draw),
     );
@@ -181,6 +190,56 @@ fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld
             gizmos.cross_2d(Isometry2d::from_translation(slot), 0.5 * cell, SLOT);
             if let Some(a) = crowd.agent(agent) {
                 gizmos.line_2d(a.position().as_vec2(), slot, TO_SLOT);
+            }
+        }
+    }
+}
+
+/// Every route of the groups: the drawn stroke; for a stroke field the chain's centre line, the
+/// tube's edges ζ_w to each side, each sub-goal's arrival disc and each bridge's target; for
+/// waypoints a cross at each.
+fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>) {
+    use bevy_crowdfield::sketch::{Leg, RouteKind};
+    for (_, route) in groups.routes().routes() {
+        let stroke: Vec<Vec2> = route
+            .stroke()
+            .positions()
+            .iter()
+            .map(|p| p.as_vec2())
+            .collect();
+        gizmos.linestrip_2d(stroke.iter().copied(), PATH);
+        match route.kind() {
+            RouteKind::Waypoints(points) => {
+                for p in points {
+                    gizmos.cross_2d(Isometry2d::from_translation(p.as_vec2()), 0.4, TUBE);
+                }
+            }
+            RouteKind::Field { field, .. } => {
+                let half = field.settings().tube_half_width as f32;
+                let chain: Vec<Vec2> = field.chain().iter().map(|c| c.centre.as_vec2()).collect();
+                for (first, last) in field.pieces() {
+                    let piece = &chain[*first..=*last];
+                    for side in [-1.0f32, 1.0] {
+                        let edge = piece.iter().enumerate().map(|(k, p)| {
+                            let a = piece[k.saturating_sub(1)];
+                            let b = piece[(k + 1).min(piece.len() - 1)];
+                            let normal = (b - a).perp().normalize_or_zero();
+                            *p + normal * half * side
+                        });
+                        gizmos.linestrip_2d(edge, TUBE);
+                    }
+                }
+                for leg in field.legs() {
+                    match *leg {
+                        Leg::Segment(k) => {
+                            let end = field.segments()[k].end.as_vec2();
+                            gizmos.circle_2d(Isometry2d::from_translation(end), 0.5 * half, TUBE);
+                        }
+                        Leg::Bridge(to) => {
+                            gizmos.cross_2d(Isometry2d::from_translation(to.as_vec2()), half, TUBE);
+                        }
+                    }
+                }
             }
         }
     }

@@ -198,6 +198,11 @@ impl Plugin for CrowdDebugPlugin {
                 "group slots and map bounds",
                 KeyCode::Digit0,
             ),
+            (
+                OverlayId::DRAWN_PATHS,
+                "drawn paths: strokes, tubes, sub-goals",
+                KeyCode::KeyP,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);

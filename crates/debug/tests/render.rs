@@ -92,6 +92,11 @@ const STAGES: &[Stage] = &[
         help: false,
     },
     Stage {
+        name: "drawn_paths",
+        overlays: &[OverlayId::DRAWN_PATHS],
+        help: false,
+    },
+    Stage {
         name: "help",
         overlays: &[],
         help: true,
@@ -240,6 +245,28 @@ fn setup(mut commands: Commands, mut settings: ResMut<CrowdfieldSettings>) {
             MemberOf(group),
         ));
     }
+    // A group sent along a drawn path past the pillar, for the drawn-paths overlay.
+    let walking = commands
+        .spawn((
+            CrowdGroup::in_formation(Formation::template(FormationTemplate::Column)),
+            GroupOrder::FollowPath {
+                points: vec![
+                    Vec2::new(16.0, 9.0),
+                    Vec2::new(25.0, 9.0),
+                    Vec2::new(26.0, 2.0),
+                    Vec2::new(35.0, 1.5),
+                ],
+                joining: Joining::NearestPoint,
+            },
+        ))
+        .id();
+    for i in 0..3 {
+        commands.spawn((
+            CrowdAgent,
+            Transform::from_xyz(15.0 + 1.5 * i as f32, 9.5, 0.0),
+            MemberOf(walking),
+        ));
+    }
     commands.spawn((
         Camera2d,
         Projection::Orthographic(OrthographicProjection {
@@ -253,12 +280,18 @@ fn setup(mut commands: Commands, mut settings: ResMut<CrowdfieldSettings>) {
     ));
 }
 
-/// Selects the crowd's first agent (deep in the dead end, on a sub-goal stack).
+/// Selects the crowd's first walker that is not a group member (in the hall, on a sub-goal
+/// stack).
 fn select_first_agent(world: Res<CrowdWorld>, mut selected: ResMut<SelectedAgent>) {
     if selected.0.is_none()
         && let Some(entity) = world
             .crowd()
-            .and_then(|c| c.agents().next())
+            .and_then(|c| {
+                // A walker, not a group member (their steps are the group's).
+                c.agents().find(|(_, a)| {
+                    a.params().steering != bevy_crowdfield::steer::Steering::External
+                })
+            })
             .and_then(|(id, _)| world.entity(id))
     {
         selected.0 = Some(entity);
@@ -434,6 +467,15 @@ fn check(frames: &[(&'static str, Frame)]) {
                     .count();
                 if red < 300 {
                     fail(&format!("only {red} band pixels"));
+                }
+            }
+            "drawn_paths" => {
+                let magenta = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] > 170 && c[1] < 150 && c[2] > 170)
+                    .count();
+                if magenta < 300 {
+                    fail(&format!("only {magenta} path pixels"));
                 }
             }
             "group_slots" => {
