@@ -352,3 +352,61 @@ proptest! {
         prop_assert_eq!(assign::crossings(&from, &ends), 0);
     }
 }
+
+#[test]
+fn a_route_walks_its_goals_in_order_and_bad_routes_are_refused() {
+    let mut crowd = world(DVec2::new(40.0, 30.0), vec![]);
+    let ids = spawn_at(&mut crowd, &block(DVec2::new(5.0, 5.0), 4, 2, 1.5));
+    let (mut groups, group) = box_group(&mut crowd, &ids);
+    assert!(matches!(
+        groups.follow_route(&mut crowd, group, Vec::new(), false),
+        Err(GroupError::BadOrder(_))
+    ));
+    let first = crowd.add_goal(disc(DVec2::new(30.0, 5.0), 1.0)).unwrap();
+    let unknown = crowdfield_steer::GoalId(999);
+    assert!(
+        groups
+            .follow_route(&mut crowd, group, vec![first, unknown], false)
+            .is_err()
+    );
+    assert_eq!(
+        groups.group(group).unwrap().guide(),
+        &crowdfield_group::Guide::Hold
+    );
+    // Round a corner: east, then north; owned, so the goals go with the next order.
+    let second = crowd.add_goal(disc(DVec2::new(30.0, 25.0), 1.0)).unwrap();
+    groups
+        .follow_route(&mut crowd, group, vec![first, second], true)
+        .unwrap();
+    let mut corner = false;
+    let mut arrived = false;
+    for _ in 0..800 {
+        let (_, report) = groups.step(&mut crowd);
+        let anchor = groups.group(group).unwrap().anchor();
+        corner |= anchor.distance(DVec2::new(30.0, 5.0)) < 1.5;
+        if report
+            .events
+            .iter()
+            .any(|e| matches!(e, crowdfield_group::GroupEvent::Arrived { .. }))
+        {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(corner && arrived);
+    assert!(
+        groups
+            .group(group)
+            .unwrap()
+            .anchor()
+            .distance(DVec2::new(30.0, 25.0))
+            < 1.5
+    );
+    let goals = crowd.goal_count();
+    groups.hold(&mut crowd, group).unwrap();
+    assert_eq!(
+        crowd.goal_count(),
+        goals - 2,
+        "the owned goals went with the order"
+    );
+}
