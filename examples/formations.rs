@@ -1,7 +1,8 @@
 //! Groups in formation, RTS-style: four groups cross a town of blocks, streets and narrow
 //! alleys while townsfolk walk their own ways. Click a member or drag a box to select groups,
-//! pick a formation with a key, right click to send them (help at the top left). The debug
-//! overlays show the groups' maps (8), bands (9) and slots (0).
+//! pick a formation with a key, right click to send them, right drag to draw the path they
+//! follow, Ctrl + right drag to draw their formation, Ctrl+Z to undo (help at the top left).
+//! The debug overlays show the groups' maps (8), bands (9), slots (0) and drawn paths (P).
 //!
 //! ```text
 //! cargo run --release --example formations
@@ -27,7 +28,7 @@ fn main() {
     ];
     help.extend(rts::help());
     help.push(
-        "Overlays: 8 group maps, 9 bands, 0 slots and map bounds (panel on the right).".into(),
+        "Overlays: 8 group maps, 9 bands, 0 slots and map bounds, P drawn paths (panel on the right).".into(),
     );
     App::new()
         .add_plugins((
@@ -64,6 +65,7 @@ fn main() {
 fn overlays_on(mut overlays: ResMut<DebugOverlays>) {
     overlays.set(OverlayId::GROUP_MAP, true);
     overlays.set(OverlayId::GROUP_SLOTS, true);
+    overlays.set(OverlayId::DRAWN_PATHS, true);
     overlays.set(OverlayId::STATS, false);
 }
 
@@ -121,11 +123,26 @@ fn spawn_town(mut commands: Commands) {
             Vec2::new(46.0, 20.0),
         ),
     ];
-    for (at, n, template, to) in groups {
+    for (k, (at, n, template, to)) in groups.into_iter().enumerate() {
+        // The column is sent along a drawn path instead: east along the bottom street, then
+        // north up the eastern one (the magenta stroke and tube of the drawn-paths overlay).
+        let order = if k == 3 {
+            GroupOrder::FollowPath {
+                points: vec![
+                    Vec2::new(5.0, 2.0),
+                    Vec2::new(38.0, 2.0),
+                    Vec2::new(38.0, 20.0),
+                    to,
+                ],
+                joining: Joining::NearestPoint,
+            }
+        } else {
+            GroupOrder::MoveTo(to)
+        };
         let group = commands
             .spawn((
                 CrowdGroup::in_formation(Formation::template(template)),
-                GroupOrder::MoveTo(to),
+                order,
             ))
             .id();
         for i in 0..n {
@@ -181,11 +198,13 @@ fn follow_selection(
         .and_then(|m| m.entities().first().copied());
 }
 
-/// The box being dragged, and a ring round every member of a selected group.
+/// The box being dragged, the stroke being drawn, and a ring round every member of a selected
+/// group.
 fn draw_selection(
     mut gizmos: Gizmos,
     cursor: Res<rts::CursorWorld>,
     drag: Res<rts::Drag>,
+    drawing: Res<rts::Drawing>,
     selection: Res<rts::Selection>,
     members: Query<&GroupMembers>,
     plans: Query<&Transform, With<CrowdAgent>>,
@@ -193,6 +212,9 @@ fn draw_selection(
     let ring = Color::srgb(1.0, 1.0, 1.0);
     if let (Some(from), Some(at)) = (drag.0, cursor.0) {
         gizmos.rect_2d((from + at) * 0.5, (at - from).abs(), ring);
+    }
+    if let Some(points) = &drawing.0 {
+        gizmos.linestrip_2d(points.iter().copied(), Color::srgb(1.0, 0.35, 0.95));
     }
     for g in &selection.0 {
         let Ok(m) = members.get(*g) else { continue };

@@ -175,3 +175,77 @@ fn a_box_drag_selects_every_group_in_it_and_shift_adds_to_the_selection() {
         assert_eq!(app.world().get::<CrowdGroup>(g).unwrap().formation, None);
     }
 }
+
+/// Drags the right button through `points` (press at the first, moves, release at the last).
+fn draw(app: &mut App, points: &[Vec2]) {
+    cursor(app, points[0]);
+    mouse(app, MouseButton::Right, ButtonState::Pressed);
+    for p in &points[1..] {
+        cursor(app, *p);
+        app.update();
+    }
+    mouse(app, MouseButton::Right, ButtonState::Released);
+}
+
+#[test]
+fn a_drawn_path_is_followed_a_drawn_shape_becomes_the_formation_and_ctrl_z_takes_them_back() {
+    let mut app = app();
+    let (a, members) = group(&mut app, Vec2::new(4.0, 4.0), 4);
+    for _ in 0..3 {
+        app.update();
+    }
+    let member = app.world().get::<AgentPlan>(members[0]).unwrap().to;
+    click(&mut app, MouseButton::Left, member);
+    assert_eq!(selection(&app), vec![a]);
+    // Right drag along an L: east, then north, in half-metre moves.
+    let mut path: Vec<Vec2> = (0..=50)
+        .map(|k| Vec2::new(6.0 + 0.5 * k as f32, 6.0))
+        .collect();
+    path.extend((1..=36).map(|k| Vec2::new(31.0, 6.0 + 0.5 * k as f32)));
+    draw(&mut app, &path);
+    let GroupOrder::FollowPath { points, .. } = app.world().get::<GroupOrder>(a).unwrap().clone()
+    else {
+        panic!("a drawn path")
+    };
+    assert_eq!(points.first(), path.first());
+    assert_eq!(points.last(), path.last());
+    assert!(points.len() > 40, "{} points", points.len());
+    let mut corner = false;
+    for _ in 0..600 {
+        app.update();
+        let status = app.world().get::<GroupStatus>(a).unwrap();
+        corner |= status.anchor.distance(Vec2::new(31.0, 6.0)) < 2.5;
+        if status.arrived {
+            break;
+        }
+    }
+    let status = app.world().get::<GroupStatus>(a).unwrap().clone();
+    assert!(status.arrived && corner, "{status:?}");
+    assert!(status.anchor.distance(Vec2::new(31.0, 24.0)) < 1.5);
+    // Ctrl + right drag: a V drawn left to right becomes the formation.
+    key(&mut app, KeyCode::ControlLeft, ButtonState::Pressed);
+    let at = status.anchor;
+    let v: Vec<Vec2> = (0..=8)
+        .map(|k| at + Vec2::new(-4.0 + k as f32, 2.0 - (k as f32 - 4.0).abs() * 0.5))
+        .collect();
+    draw(&mut app, &v);
+    key(&mut app, KeyCode::ControlLeft, ButtonState::Released);
+    assert!(matches!(
+        app.world().get::<CrowdGroup>(a).unwrap().formation,
+        Some(Formation::Points { .. })
+    ));
+    assert!(matches!(
+        app.world().get::<GroupOrder>(a).unwrap(),
+        GroupOrder::FollowPath { .. }
+    ));
+    // Ctrl+Z takes the drawn formation back, then the drawn path.
+    key(&mut app, KeyCode::ControlLeft, ButtonState::Pressed);
+    tap(&mut app, KeyCode::KeyZ);
+    assert_eq!(
+        app.world().get::<CrowdGroup>(a).unwrap().formation,
+        Some(Formation::template(FormationTemplate::Line))
+    );
+    tap(&mut app, KeyCode::KeyZ);
+    key(&mut app, KeyCode::ControlLeft, ButtonState::Released);
+    assert_eq!(*app.world().get::<GroupOrder>(a).unwrap(), GroupOrder::Hold);
+}
