@@ -39,6 +39,8 @@ impl OverlayId {
     pub const GROUP_SLOTS: Self = Self("crowdfield.group_slots");
     /// Paths groups were sent along: strokes, tubes, sub-goals, bridges, waypoints.
     pub const DRAWN_PATHS: Self = Self("crowdfield.drawn_paths");
+    /// The stroke fields of those paths as heat maps, one per segment.
+    pub const STROKE_FIELDS: Self = Self("crowdfield.stroke_fields");
 }
 
 pub(crate) fn build(app: &mut App) {
@@ -49,6 +51,7 @@ pub(crate) fn build(app: &mut App) {
             draw_bands.run_if(overlay_enabled(OverlayId::GROUP_BANDS)),
             draw_slots.run_if(overlay_enabled(OverlayId::GROUP_SLOTS)),
             draw_paths.run_if(overlay_enabled(OverlayId::DRAWN_PATHS)),
+            sync_stroke_fields.run_if(overlay_enabled_or_switched(OverlayId::STROKE_FIELDS)),
         )
             .in_set(CrowdDebugSystems::Draw),
     );
@@ -242,5 +245,66 @@ fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>) {
                 }
             }
         }
+    }
+}
+
+/// One stroke-field segment's heat-map sprite.
+#[derive(Component)]
+struct StrokeFieldSprite {
+    /// The route and segment it shows.
+    shows: (bevy_crowdfield::sketch::RouteId, usize),
+}
+
+/// Keeps one heat-map sprite per segment of every route's stroke field (its local field: the
+/// tube's stage 1 and the margin's stage 2), painted when the segment first shows; routes and
+/// segments that went take their sprites with them.
+fn sync_stroke_fields(
+    mut commands: Commands,
+    overlays: Res<DebugOverlays>,
+    settings: Res<CrowdDebugSettings>,
+    groups: Res<GroupWorld>,
+    mut images: ResMut<Assets<Image>>,
+    sprites: Query<(Entity, &StrokeFieldSprite)>,
+) {
+    use bevy_crowdfield::sketch::RouteKind;
+    let mut wanted = Vec::new();
+    if overlays.is_enabled(OverlayId::STROKE_FIELDS) {
+        for (id, route) in groups.routes().routes() {
+            if let RouteKind::Field { field, .. } = route.kind() {
+                for k in 0..field.segments().len() {
+                    wanted.push((id, k));
+                }
+            }
+        }
+    }
+    let mut shown = Vec::new();
+    for (entity, sprite) in &sprites {
+        if wanted.contains(&sprite.shows) {
+            shown.push(sprite.shows);
+        } else {
+            commands.entity(entity).despawn();
+        }
+    }
+    let alpha = (settings.heat_map_alpha.clamp(0.0, 1.0) * 200.0).round() as u8;
+    // Below the group maps, above the global map.
+    let z = settings.heat_map_z + 0.5;
+    for (id, k) in wanted.into_iter().filter(|w| !shown.contains(w)) {
+        let Some(RouteKind::Field { field, .. }) = groups.routes().route(id).map(|r| r.kind())
+        else {
+            continue;
+        };
+        let segment = &field.segments()[k].field;
+        let (lo, hi) = segment.geometry().world_bounds();
+        commands.spawn((
+            Name::new("crowdfield debug: stroke field"),
+            StrokeFieldSprite { shows: (id, k) },
+            Sprite {
+                image: images.add(crate::global::map_image(&paint::heat_map(segment, alpha))),
+                custom_size: Some((hi - lo).as_vec2()),
+                ..default()
+            },
+            // Later segments above earlier ones, where they overlap.
+            Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(z + 0.001 * k as f32)),
+        ));
     }
 }

@@ -203,6 +203,11 @@ impl Plugin for CrowdDebugPlugin {
                 "drawn paths: strokes, tubes, sub-goals",
                 KeyCode::KeyP,
             ),
+            (
+                OverlayId::STROKE_FIELDS,
+                "drawn paths' stroke fields",
+                KeyCode::KeyK,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);

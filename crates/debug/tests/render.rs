@@ -97,6 +97,11 @@ const STAGES: &[Stage] = &[
         help: false,
     },
     Stage {
+        name: "stroke_fields",
+        overlays: &[OverlayId::STROKE_FIELDS],
+        help: false,
+    },
+    Stage {
         name: "help",
         overlays: &[],
         help: true,
@@ -467,6 +472,19 @@ fn check(frames: &[(&'static str, Frame)]) {
                     .count();
                 if red < 300 {
                     fail(&format!("only {red} band pixels"));
+                }
+            }
+            "stroke_fields" => {
+                // The segments' fields round the path, in many ramp colours.
+                let mut buckets = std::collections::HashSet::new();
+                for (_, _, c) in &diff {
+                    buckets.insert(c.map(|v| v / 32));
+                }
+                if diff.len() < 5000 || buckets.len() < 6 {
+                    fail(&format!(
+                        "no stroke fields: {} colour buckets",
+                        buckets.len()
+                    ));
                 }
             }
             "drawn_paths" => {
