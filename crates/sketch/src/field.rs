@@ -39,8 +39,9 @@
 //! # The two ways of joining (digest 004 §4.2)
 //!
 //! - [`Joining::NearestPoint`]: stage 2 masks the tube to γ, so from anywhere the descent leads
-//!   to the nearest part of the curve and then along it. A walker far from the curve starts on
-//!   the segment nearest it, whose field is then built over the whole world
+//!   to the nearest part of the curve and then along it. A walker off the curve starts on the
+//!   segment nearest it, whose field is then built over a box holding the tube, the walkers
+//!   joining there and 8 m round them, or the whole world when that box leaves a walker no way
 //!   ([`StrokeField::join_field`]); later segments cover their tube and a margin only.
 //! - [`Joining::WholeCurve`]: the walker first goes to the start. Its first goal is the
 //!   **approach** field ([`StrokeField::approach_field`]): stage 2 with the cells within

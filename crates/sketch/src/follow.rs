@@ -15,8 +15,8 @@
 //! or a bridge, a plain crowd goal at the start of the next piece whose global map leads round
 //! the obstacle between. A walker's queue depends on where it stands when ordered:
 //!
-//! - joining at the nearest point: the segment nearest it, over the whole world, then the legs
-//!   after that segment;
+//! - joining at the nearest point: the segment nearest it, its field grown over a box holding
+//!   the walker ([`StrokeField::join_field`]), then the legs after that segment;
 //! - walking the whole curve from outside the tube: the approach field (to q_1), then every leg;
 //! - walking the whole curve from inside the tube: the reversed stroke's segments from where it
 //!   stands back to q_1 (it walks the tube back), then every leg.
@@ -189,7 +189,7 @@ impl<'a> GoalMaker<'a> {
         Ok(id)
     }
 
-    /// The goal of leg `leg` of `field`; `join`: over the whole world (the first leg of a
+    /// The goal of leg `leg` of `field`; `join`: with its joining field (the first leg of a
     /// walker joining there); `reversed`: a leg of the reversed stroke.
     fn leg(
         &mut self,
@@ -322,9 +322,11 @@ impl Routes {
             }
             if complete {
                 route.tail = None;
-                route.goals.retain(|g| *g != tail);
-                // Followers that had it were all handed the segments instead.
-                let _ = crowd.remove_goal(tail);
+                // Followers that had it were all handed the segments instead; one that was
+                // given other goals holding it keeps it alive until `release`.
+                if crowd.remove_goal(tail).is_ok() {
+                    route.goals.retain(|g| *g != tail);
+                }
             } else {
                 building += 1;
             }
@@ -418,7 +420,7 @@ impl Routes {
 
     /// Mode B for a group: its map follows the stroke's field (layer 2), joining it from the
     /// map's centre as `joining` says. The group owns the goals and removes them when its
-    /// order changes.
+    /// order changes; the group's earlier route here is forgotten.
     pub fn follow_with_group(
         &mut self,
         crowd: &mut Crowd,
@@ -446,19 +448,14 @@ impl Routes {
             start,
         );
         let made = std::mem::take(&mut maker.made);
-        let queue = match queue.and_then(|q| {
-            groups.follow_route(crowd, group, q.clone(), true)?;
-            Ok(q)
-        }) {
-            Ok(q) => q,
-            Err(e) => {
-                for g in made {
-                    let _ = crowd.remove_goal(g);
-                }
-                return Err(e);
+        if let Err(e) = queue.and_then(|q| Ok(groups.follow_route(crowd, group, q, true)?)) {
+            for g in made {
+                let _ = crowd.remove_goal(g);
             }
-        };
-        let _ = queue;
+            return Err(e);
+        }
+        // The group's earlier route went with its earlier order.
+        self.forget_group(group);
         Ok(self.insert(Route {
             stroke: stroke.clone(),
             kind: RouteKind::Field {
@@ -552,6 +549,7 @@ impl Routes {
             }
             return Err(e);
         }
+        self.forget_group(group);
         Ok(self.insert(Route {
             stroke: stroke.clone(),
             kind: RouteKind::Waypoints(points),
