@@ -474,7 +474,13 @@ impl GroupMap {
                 c[i] = c[i].min(m + 1);
             }
         }
-        self.measure_ways();
+        // Ways are read round walls only (layer 2 near walls, members on flat ground behind
+        // them); a map that holds none but other agents goes without.
+        if self.walls > 0 {
+            self.measure_ways();
+        } else {
+            self.ways.clear();
+        }
     }
 
     /// The shortest ways to the goal over free cells (8-connected, no corner cut past an
