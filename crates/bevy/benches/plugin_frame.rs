@@ -54,6 +54,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
                     ..default()
                 },
                 style: AgentStyle::default(),
+                path: None,
             })
             .collect(),
     };

@@ -296,7 +296,7 @@ type GroupItem<'a> = (
 
 /// Groups formed, changed or disbanded; members joining and leaving; orders given; leaders
 /// handed over (see the module doc).
-fn sync_groups(
+pub(crate) fn sync_groups(
     settings: Res<CrowdfieldSettings>,
     mut world: ResMut<CrowdWorld>,
     mut groups: ResMut<GroupWorld>,

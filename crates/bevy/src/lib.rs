@@ -80,11 +80,15 @@
 //!
 //! - `rapier` (default): read bevy_rapier2d colliders ([`CrowdfieldRapierPlugin`]).
 //! - `groups` (default): groups in formation on moving group maps ([`group`]).
+//! - `sketch` (default): groups and single agents along drawn paths ([`GroupOrder::FollowPath`],
+//!   [`paths`]).
 
 mod components;
 #[cfg(feature = "groups")]
 pub mod group;
 mod messages;
+#[cfg(feature = "sketch")]
+pub mod paths;
 mod plugin;
 #[cfg(feature = "rapier")]
 mod rapier;
@@ -108,6 +112,8 @@ pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected, SettingsRejected,
 };
+#[cfg(feature = "sketch")]
+pub use paths::{AgentPath, CrowdfieldPathPlugin, PathRejected, PathWorld};
 pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due};
 #[cfg(feature = "rapier")]
 pub use rapier::{CrowdfieldRapierPlugin, collider_shapes};
@@ -140,6 +146,8 @@ pub mod prelude {
         DesiredVelocity, GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario,
         ScenarioRoot, SettingsRejected,
     };
+    #[cfg(feature = "sketch")]
+    pub use crate::{AgentPath, PathRejected, PathWorld};
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;
     #[cfg(feature = "groups")]
@@ -161,7 +169,8 @@ pub mod prelude {
 }
 
 /// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`], with the `groups` feature
-/// [`CrowdfieldGroupPlugin`] and with the `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
+/// [`CrowdfieldGroupPlugin`], with the `sketch` feature
+/// [`CrowdfieldPathPlugin`] and with the `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
 /// before it for scenario files) as well as `DefaultPlugins`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CrowdfieldPlugins;
@@ -173,6 +182,8 @@ impl PluginGroup for CrowdfieldPlugins {
             .add(ScenarioPlugin);
         #[cfg(feature = "groups")]
         let group = group.add(CrowdfieldGroupPlugin);
+        #[cfg(feature = "sketch")]
+        let group = group.add(CrowdfieldPathPlugin);
         #[cfg(feature = "rapier")]
         let group = group.add(CrowdfieldRapierPlugin);
         group

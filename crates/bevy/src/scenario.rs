@@ -268,6 +268,46 @@ pub struct ScenarioAgent {
     /// Steering style.
     #[serde(default, deserialize_with = "valid_style")]
     pub style: AgentStyle,
+    /// A drawn path the agent walks instead of its goals (with the `sketch` feature).
+    #[cfg(feature = "sketch")]
+    #[serde(default)]
+    pub path: Option<ScenarioPath>,
+}
+
+/// A drawn path for an agent or a region's agents ([`AgentPath`](crate::AgentPath)).
+#[cfg(feature = "sketch")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ScenarioPath {
+    /// Follow the path's stroke field.
+    Follow {
+        /// The path's points, in order.
+        points: Vec<Vec2>,
+        /// `NearestPoint` (default) or `WholeCurve`.
+        #[serde(default)]
+        joining: crowdfield_sketch::Joining,
+    },
+    /// Walk through waypoints every 2 m along the path.
+    Waypoints(Vec<Vec2>),
+}
+
+#[cfg(feature = "sketch")]
+impl ScenarioPath {
+    fn points(&self) -> &[Vec2] {
+        match self {
+            ScenarioPath::Follow { points, .. } | ScenarioPath::Waypoints(points) => points,
+        }
+    }
+
+    /// The agent component.
+    pub fn to_agent_path(&self) -> crate::AgentPath {
+        match self {
+            ScenarioPath::Follow { points, joining } => crate::AgentPath::Follow {
+                points: points.clone(),
+                joining: *joining,
+            },
+            ScenarioPath::Waypoints(points) => crate::AgentPath::Waypoints(points.clone()),
+        }
+    }
 }
 
 /// Agents spread over a rectangle at random, seeded positions, never overlapping each other,
@@ -293,6 +333,11 @@ pub struct ScenarioRegion {
     /// Style of every agent of the region.
     #[serde(default, deserialize_with = "valid_style")]
     pub style: AgentStyle,
+    /// A drawn path every agent of the region walks (with the `sketch` feature); they share
+    /// one stroke field.
+    #[cfg(feature = "sketch")]
+    #[serde(default)]
+    pub path: Option<ScenarioPath>,
 }
 
 /// The longest side of a measurement area, in metres. The runner rasterises each area's
@@ -351,6 +396,14 @@ pub enum ScenarioError {
         /// What is wrong.
         message: String,
     },
+    /// An agent's or a region's path with no points, or with points that are not finite.
+    #[error(
+        "path {index} (agents first, then regions): a path needs at least one point, and finite ones"
+    )]
+    Path {
+        /// Index among the scenario's agents followed by its regions.
+        index: usize,
+    },
 }
 
 impl Scenario {
@@ -395,6 +448,21 @@ impl Scenario {
                 cell_size: settings.global_cell_size,
                 error,
             });
+        }
+        #[cfg(feature = "sketch")]
+        {
+            let paths = self
+                .agents
+                .iter()
+                .map(|a| &a.path)
+                .chain(self.regions.iter().map(|r| &r.path));
+            for (index, path) in paths.enumerate() {
+                if let Some(path) = path
+                    && (path.points().is_empty() || path.points().iter().any(|p| !p.is_finite()))
+                {
+                    return Err(ScenarioError::Path { index });
+                }
+            }
         }
         #[cfg(feature = "groups")]
         for (index, group) in self.groups.iter().enumerate() {
@@ -514,6 +582,8 @@ impl Scenario {
                     position: p.as_vec2(),
                     goals: region.goals.clone(),
                     style,
+                    #[cfg(feature = "sketch")]
+                    path: region.path.clone(),
                 });
                 made += 1;
             }
@@ -545,18 +615,19 @@ impl Scenario {
         let (agents, missing) = self.agents();
         let mut spawned = Vec::with_capacity(agents.len());
         for agent in agents {
-            spawned.push(
-                commands
-                    .spawn((
-                        Name::new("crowd agent"),
-                        CrowdAgent,
-                        Transform::from_translation(agent.position.extend(0.0)),
-                        agent.goals,
-                        agent.style,
-                        FromScenario(root),
-                    ))
-                    .id(),
-            );
+            let mut entity = commands.spawn((
+                Name::new("crowd agent"),
+                CrowdAgent,
+                Transform::from_translation(agent.position.extend(0.0)),
+                agent.goals,
+                agent.style,
+                FromScenario(root),
+            ));
+            #[cfg(feature = "sketch")]
+            if let Some(path) = &agent.path {
+                entity.insert(path.to_agent_path());
+            }
+            spawned.push(entity.id());
         }
         #[cfg(feature = "groups")]
         for group in &self.groups {

@@ -391,3 +391,50 @@ fn groups_along_drawn_paths_in_scenario_files_are_checked_and_walk_them() {
     assert_eq!(statuses.len(), 2);
     assert!(statuses.iter().all(|s| s.arrived), "{statuses:?}");
 }
+
+#[test]
+fn agents_and_regions_along_drawn_paths_in_scenario_files_are_checked_and_walk_them() {
+    for bad in [
+        "agents: [(position: (3.0, 9.0), path: Some(Waypoints([])))]",
+        "regions: [(min: (1.0, 1.0), max: (4.0, 4.0), count: 2,
+                    path: Some(Follow(points: [(1.0, 1.0), (NaN, 2.0)])))]",
+    ] {
+        let text = format!("(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)), {bad})");
+        let error = Scenario::from_ron(&text).unwrap_err().to_string();
+        assert!(error.contains("path"), "{error}");
+    }
+    let scenario = Scenario::from_ron(
+        "(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+          agents: [(position: (3.0, 16.0),
+                    path: Some(Waypoints([(5.0, 16.0), (26.0, 16.0)])))],
+          regions: [(min: (1.0, 2.0), max: (5.0, 7.0), count: 3, seed: 4,
+                     goals: (on_arrival: Settle),
+                     path: Some(Follow(points: [(5.0, 5.0), (15.0, 3.0), (26.0, 10.0)])))])",
+    )
+    .unwrap();
+    assert_eq!(Scenario::from_ron(&scenario.to_ron()).unwrap(), scenario);
+    let mut app = app(30.0, 20.0);
+    let mut commands = app.world_mut().commands();
+    scenario.spawn(&mut commands, None);
+    app.world_mut().flush();
+    let walkers = app
+        .world_mut()
+        .query::<&AgentPath>()
+        .iter(app.world())
+        .count();
+    assert_eq!(walkers, 4);
+    let steps = run_until(&mut app, 600, |app| seen(app).arrived.len() == 4);
+    let states: Vec<(AgentState, Vec2)> = app
+        .world_mut()
+        .query::<(&AgentState, &AgentPlan)>()
+        .iter(app.world())
+        .map(|(s, p)| (*s, p.to))
+        .collect();
+    assert!(
+        steps < 600,
+        "{} of 4 arrived: {states:?}",
+        seen(&app).arrived.len()
+    );
+    // The region's walkers settle into the path's end, making room for each other.
+    assert!(seen(&app).rejected.is_empty());
+}

@@ -244,6 +244,7 @@ pub fn from_menge(
             position: position.as_vec2(),
             goals,
             style,
+            path: None,
         });
     }
     let mut scenario = Scenario {

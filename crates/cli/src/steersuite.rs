@@ -343,6 +343,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                             position: position.as_vec2(),
                             goals,
                             style,
+                            path: None,
                         }),
                         None => {
                             anywhere.push(scenario.regions.len());
@@ -353,6 +354,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 seed: draw.random(),
                                 goals,
                                 style,
+                                path: None,
                             });
                         }
                     }
@@ -368,6 +370,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                         seed: draw.random(),
                         goals,
                         style,
+                        path: None,
                     });
                 }
                 other => self.note(node, format!("<{other}> has no counterpart: left out")),

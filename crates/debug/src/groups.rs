@@ -9,6 +9,7 @@
 use bevy::prelude::*;
 use bevy_crowdfield::groups::{Group, GroupId};
 use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::sketch::{Route, RouteId, Routes};
 
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
 use crate::paint;
@@ -198,12 +199,13 @@ fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld
     }
 }
 
-/// Every route of the groups: the drawn stroke; for a stroke field the chain's centre line, the
+/// Every route of the groups and of single walkers: the drawn stroke; for a stroke field the chain's centre line, the
 /// tube's edges ζ_w to each side, each sub-goal's arrival disc and each bridge's target; for
 /// waypoints a cross at each.
-fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>) {
+fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>, walkers: Option<Res<PathWorld>>) {
     use bevy_crowdfield::sketch::{Leg, RouteKind};
-    for (_, route) in groups.routes().routes() {
+    let walkers = walkers.as_deref().map(|w| w.routes());
+    for (_, route) in every_route(groups.routes(), walkers) {
         let stroke: Vec<Vec2> = route
             .stroke()
             .positions()
@@ -248,11 +250,23 @@ fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>) {
     }
 }
 
+/// The routes of groups (tagged `false`) and of single walkers (tagged `true`).
+fn every_route<'a>(
+    groups: &'a Routes,
+    walkers: Option<&'a Routes>,
+) -> impl Iterator<Item = ((bool, RouteId), &'a Route)> {
+    let groups = groups.routes().map(|(id, r)| ((false, id), r));
+    let walkers = walkers
+        .into_iter()
+        .flat_map(|w| w.routes().map(|(id, r)| ((true, id), r)));
+    groups.chain(walkers)
+}
+
 /// One stroke-field segment's heat-map sprite.
 #[derive(Component)]
 struct StrokeFieldSprite {
-    /// The route and segment it shows.
-    shows: (bevy_crowdfield::sketch::RouteId, usize),
+    /// The route (tagged as in [`every_route`]) and segment it shows.
+    shows: ((bool, RouteId), usize),
 }
 
 /// Keeps one heat-map sprite per segment of every route's stroke field (its local field: the
@@ -263,13 +277,15 @@ fn sync_stroke_fields(
     overlays: Res<DebugOverlays>,
     settings: Res<CrowdDebugSettings>,
     groups: Res<GroupWorld>,
+    walkers: Option<Res<PathWorld>>,
     mut images: ResMut<Assets<Image>>,
     sprites: Query<(Entity, &StrokeFieldSprite)>,
 ) {
     use bevy_crowdfield::sketch::RouteKind;
+    let walkers = walkers.as_deref().map(|w| w.routes());
     let mut wanted = Vec::new();
     if overlays.is_enabled(OverlayId::STROKE_FIELDS) {
-        for (id, route) in groups.routes().routes() {
+        for (id, route) in every_route(groups.routes(), walkers) {
             if let RouteKind::Field { field, .. } = route.kind() {
                 for k in 0..field.segments().len() {
                     wanted.push((id, k));
@@ -289,7 +305,14 @@ fn sync_stroke_fields(
     // Below the group maps, above the global map.
     let z = settings.heat_map_z + 0.5;
     for (id, k) in wanted.into_iter().filter(|w| !shown.contains(w)) {
-        let Some(RouteKind::Field { field, .. }) = groups.routes().route(id).map(|r| r.kind())
+        let (walker, route) = id;
+        let routes = if walker {
+            walkers
+        } else {
+            Some(groups.routes())
+        };
+        let Some(RouteKind::Field { field, .. }) =
+            routes.and_then(|r| r.route(route)).map(|r| r.kind())
         else {
             continue;
         };
