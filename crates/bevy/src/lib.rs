@@ -80,12 +80,15 @@
 //!
 //! - `rapier` (default): read bevy_rapier2d colliders ([`CrowdfieldRapierPlugin`]).
 //! - `groups` (default): groups in formation on moving group maps ([`group`]).
+//! - `markers` (default): markers over the walkable ground, edited with brushes ([`marker`]).
 //! - `sketch` (default): groups and single agents along drawn paths ([`GroupOrder::FollowPath`],
-//!   [`paths`]).
+//!   [`paths`]); brush strokes on the markers ([`BrushStroke`]).
 
 mod components;
 #[cfg(feature = "groups")]
 pub mod group;
+#[cfg(feature = "markers")]
+pub mod marker;
 mod messages;
 #[cfg(feature = "sketch")]
 pub mod paths;
@@ -108,6 +111,10 @@ pub use group::{
     GroupMemberLost, GroupMembers, GroupOrder, GroupRejected, GroupStatus, GroupWorld,
     KeepTogether, MemberOf,
 };
+#[cfg(feature = "sketch")]
+pub use marker::{BrushRejected, BrushStroke};
+#[cfg(feature = "markers")]
+pub use marker::{CrowdfieldMarkerPlugin, MarkerGround, MarkerWorld, MarkersRejected};
 pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected, SettingsRejected,
@@ -132,6 +139,10 @@ pub use crowdfield_field as field;
 #[cfg(feature = "groups")]
 pub use crowdfield_group as groups;
 
+/// Marker sets and painted terrain, re-exported (with the `markers` feature).
+#[cfg(feature = "markers")]
+pub use crowdfield_markers as markers;
+
 /// The sketch planner, re-exported for strokes, stroke fields and routes (with the `sketch`
 /// feature).
 #[cfg(feature = "sketch")]
@@ -147,13 +158,19 @@ pub mod prelude {
         ScenarioRoot, SettingsRejected,
     };
     #[cfg(feature = "sketch")]
-    pub use crate::{AgentPath, PathRejected, PathWorld};
+    pub use crate::{AgentPath, BrushRejected, BrushStroke, PathRejected, PathWorld};
+    #[cfg(feature = "markers")]
+    pub use crate::{MarkerGround, MarkerWorld, MarkersRejected};
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;
     #[cfg(feature = "groups")]
     pub use crowdfield_group::{
         Formation, GroupSettings, Resampling, SlotAssignment, Template as FormationTemplate,
     };
+    #[cfg(feature = "markers")]
+    pub use crowdfield_markers::Terrain;
+    #[cfg(feature = "sketch")]
+    pub use crowdfield_sketch::{Brush, BrushKind};
     #[cfg(feature = "sketch")]
     pub use crowdfield_sketch::{Joining, Stroke, formation_from_stroke};
 
@@ -170,7 +187,8 @@ pub mod prelude {
 
 /// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`], with the `groups` feature
 /// [`CrowdfieldGroupPlugin`], with the `sketch` feature
-/// [`CrowdfieldPathPlugin`] and with the `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
+/// [`CrowdfieldPathPlugin`], with the `markers` feature [`CrowdfieldMarkerPlugin`] and with the
+/// `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
 /// before it for scenario files) as well as `DefaultPlugins`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CrowdfieldPlugins;
@@ -184,6 +202,8 @@ impl PluginGroup for CrowdfieldPlugins {
         let group = group.add(CrowdfieldGroupPlugin);
         #[cfg(feature = "sketch")]
         let group = group.add(CrowdfieldPathPlugin);
+        #[cfg(feature = "markers")]
+        let group = group.add(CrowdfieldMarkerPlugin);
         #[cfg(feature = "rapier")]
         let group = group.add(CrowdfieldRapierPlugin);
         group

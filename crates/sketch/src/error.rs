@@ -18,6 +18,9 @@ pub enum SketchError {
     /// An error of the group crate (a formation stroke for a group that cannot take it…).
     #[error(transparent)]
     Group(#[from] GroupError),
+    /// An error of the marker crate (a brush's density or radius out of range…).
+    #[error(transparent)]
+    Markers(#[from] crowdfield_markers::MarkerError),
     /// A drawn point that is not finite.
     #[error("a drawn point must be finite")]
     NonFinite,

@@ -12,6 +12,8 @@
 //!   by walkers ([`Routes::follow`]) or by a group's map ([`Routes::follow_with_group`]).
 //! - **Formation strokes** (digest 004 §5.1): a drawn shape as a group's formation
 //!   ([`formation_from_stroke`]).
+//! - **Brushes** (digest 002 §3 A1, digest 003 §2.2): a stroke dragged with a brush sprays or
+//!   erases markers, or paints terrain, on a `crowdfield_markers::MarkerSet` ([`Brush`]).
 //!
 //! ```
 //! use crowdfield_sketch::{Joining, Routes, Stroke, StrokeFieldSettings};
@@ -40,12 +42,14 @@
 //!
 //! ## Modules
 //!
+//! - [`brush`]: brushes for markers and terrain.
 //! - [`stroke`]: strokes captured from the pointer, simplified, rounded, resampled, edited.
 //! - [`sketch`]: every stroke drawn, with branches, undo and redo.
 //! - [`field`]: Mode B's stroke fields.
 //! - [`follow`]: orders along strokes for walkers and groups.
 //! - [`formation`]: drawn shapes as formations.
 
+pub mod brush;
 pub mod error;
 pub mod field;
 pub mod follow;
@@ -53,6 +57,7 @@ pub mod formation;
 pub mod sketch;
 pub mod stroke;
 
+pub use brush::{Brush, BrushKind};
 pub use error::SketchError;
 pub use field::{BuildStats, ChainCell, Joining, Leg, Segment, StrokeField, StrokeFieldSettings};
 pub use follow::{Route, RouteId, RouteKind, Routes, WaypointSettings};

@@ -1,0 +1,262 @@
+//! Markers over the walkable ground ([`crowdfield_markers`], seeds 002 and 003), kept by the
+//! plugin in [`MarkerWorld`]: generated from the scene when a game inserts [`MarkerGround`]
+//! (the world's bounds and the crowd's static obstacles, rapier colliders included), and
+//! edited with brushes ([`BrushStroke`] messages: spray, erase, paint terrain). Behind the
+//! `markers` feature (on by default; the sketch planner's brushes need it).
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_crowdfield::prelude::*;
+//! use bevy_crowdfield::sketch::{Brush, BrushKind};
+//!
+//! fn setup(mut commands: Commands) {
+//!     // The seed's ground: 60 markers per m².
+//!     commands.insert_resource(MarkerGround::default());
+//! }
+//!
+//! fn spray(mut brushes: MessageWriter<BrushStroke>) {
+//!     brushes.write(BrushStroke {
+//!         brush: Brush { kind: BrushKind::Spray { density: 120.0, tag: None }, radius: 1.0 },
+//!         points: vec![Vec2::new(4.0, 4.0), Vec2::new(12.0, 6.0)],
+//!     });
+//! }
+//! ```
+//!
+//! ## When things run
+//!
+//! In [`CrowdfieldSystems::SceneInput`](crate::CrowdfieldSystems::SceneInput), after obstacles
+//! and agents: the set is built once the crowd is (on the first [`BrushStroke`] without a
+//! [`MarkerGround`], as an empty set); when the crowd's static obstacles or bounds change, or
+//! [`MarkerGround`] does, it is rebuilt by replaying its edit log over the new scene (digest
+//! 002 test M4: the same edits give the same markers); then the step's brush strokes are
+//! applied in the order they were written. Each spray draws from a seed made of the ground's
+//! seed and the edit's place in the log, so runs repeat.
+//!
+//! ## Bad input
+//!
+//! A ground the marker set refuses (a density of zero or of millions per m², a world too large
+//! for its density) gets a [`MarkersRejected`] message with the typed error and the markers
+//! built before stay; a brush stroke it refuses (a radius that is not positive, a stroke with
+//! no points or points that are not finite, a spray of millions per m²) gets a
+//! [`BrushRejected`] message and changes nothing.
+
+use bevy::prelude::*;
+
+use crowdfield_field::Shape;
+use crowdfield_markers::{Generation, MarkerError, MarkerSet, MarkerSettings};
+
+use crate::plugin::{SceneInputStage, planner_due};
+use crate::world::CrowdWorld;
+
+/// The marker ground a game asks for: insert it to have [`MarkerWorld`] scatter markers over
+/// the walkable ground; change it to scatter them again (brush edits are kept).
+#[derive(Resource, Debug, Clone, Copy, PartialEq)]
+pub struct MarkerGround {
+    /// Dart throwing (the seed's) or a jittered grid.
+    pub generation: Generation,
+    /// Markers per m² (the seed's 60).
+    pub density: f64,
+    /// The random streams' seed (the ground's and every spray's).
+    pub seed: u64,
+}
+
+impl Default for MarkerGround {
+    fn default() -> Self {
+        Self {
+            generation: Generation::default(),
+            density: 60.0,
+            seed: 0,
+        }
+    }
+}
+
+/// A brush dragged along `points` (world coordinates; one point is a dab): spray, erase or
+/// paint on [`MarkerWorld`]'s markers.
+#[cfg(feature = "sketch")]
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct BrushStroke {
+    /// The brush.
+    pub brush: crowdfield_sketch::Brush,
+    /// The stroke's points, in order.
+    pub points: Vec<Vec2>,
+}
+
+/// A [`MarkerGround`] the marker set refused (a density out of range, a world too large for
+/// it); the markers built before, if any, stay.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct MarkersRejected {
+    /// Why.
+    pub error: MarkerError,
+}
+
+/// A [`BrushStroke`] the marker set refused; nothing changed.
+#[cfg(feature = "sketch")]
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct BrushRejected {
+    /// The stroke.
+    pub stroke: BrushStroke,
+    /// Why.
+    pub error: crowdfield_sketch::SketchError,
+}
+
+/// The markers of the scene (see the module doc), for overlays, tools and the marker back end.
+#[derive(Resource, Default)]
+pub struct MarkerWorld {
+    set: Option<MarkerSet>,
+    /// The scene the set was built over: bounds and static shapes.
+    scene: Option<(Vec2, Vec2, Vec<Shape>)>,
+    ground: Option<MarkerGround>,
+    version: u64,
+}
+
+impl MarkerWorld {
+    /// The markers, once built.
+    pub fn markers(&self) -> Option<&MarkerSet> {
+        self.set.as_ref()
+    }
+
+    /// Changes with every edit and rebuild (overlays redraw when it does).
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The set over the scene `(min, max, statics)`, replaying `edits`: the index cell is the
+    /// seed's 1.2 m, or larger in worlds too large for a million cells.
+    fn build(
+        scene: &(Vec2, Vec2, Vec<Shape>),
+        edits: &[crowdfield_markers::Edit],
+    ) -> Result<MarkerSet, MarkerError> {
+        let (min, max, statics) = scene;
+        let size = *max - *min;
+        let cell = 1.2f64.max(f64::from(size.x * size.y).sqrt() / 1000.0);
+        MarkerSet::replay(
+            MarkerSettings {
+                min: min.as_dvec2(),
+                max: max.as_dvec2(),
+                index_cell: cell,
+            },
+            statics.clone(),
+            edits,
+        )
+    }
+}
+
+/// Markers from the scene and brushes: [`MarkerGround`], [`MarkerWorld`], [`BrushStroke`],
+/// [`MarkersRejected`]. Added by [`CrowdfieldPlugins`](crate::CrowdfieldPlugins) with the
+/// `markers` feature.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CrowdfieldMarkerPlugin;
+
+impl Plugin for CrowdfieldMarkerPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<MarkerWorld>()
+            .add_message::<MarkersRejected>();
+        #[cfg(feature = "sketch")]
+        app.add_message::<BrushStroke>()
+            .add_message::<BrushRejected>();
+        app.add_systems(
+            FixedUpdate,
+            sync_markers
+                .in_set(SceneInputStage::Groups)
+                .run_if(planner_due),
+        );
+    }
+}
+
+/// Builds, rebuilds and edits the marker set (see the module doc).
+fn sync_markers(
+    world: Res<CrowdWorld>,
+    ground: Option<Res<MarkerGround>>,
+    mut markers: ResMut<MarkerWorld>,
+    #[cfg(feature = "sketch")] mut brushes: MessageReader<BrushStroke>,
+    #[cfg(feature = "sketch")] mut brush_rejected: MessageWriter<BrushRejected>,
+    mut rejected: MessageWriter<MarkersRejected>,
+) {
+    let Some(crowd) = world.crowd() else {
+        return;
+    };
+    #[cfg(feature = "sketch")]
+    let strokes: Vec<BrushStroke> = brushes.read().cloned().collect();
+    #[cfg(not(feature = "sketch"))]
+    let strokes: Vec<()> = Vec::new();
+    let markers = &mut *markers;
+    let ground = ground.map(|g| *g);
+    if markers.set.is_none() && ground.is_none() && strokes.is_empty() {
+        return;
+    }
+    let settings = crowd.settings();
+    let statics = crowd.statics();
+    // The four walls just outside the bounds hold no marker anyway.
+    let scene = (
+        settings.min.as_vec2(),
+        settings.max.as_vec2(),
+        statics[..statics.len().saturating_sub(4)].to_vec(),
+    );
+    if markers.set.is_none() || markers.scene.as_ref() != Some(&scene) || markers.ground != ground {
+        // Keep the brushes' edits; the ground's own generation follows `ground`.
+        let mut edits: Vec<crowdfield_markers::Edit> = markers
+            .set
+            .as_ref()
+            .map(|s| s.edits().to_vec())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| !matches!(e, crowdfield_markers::Edit::Generate { .. }))
+            .collect();
+        if let Some(g) = ground {
+            edits.insert(
+                0,
+                crowdfield_markers::Edit::Generate {
+                    generation: g.generation,
+                    density: g.density,
+                    seed: g.seed,
+                },
+            );
+        }
+        match MarkerWorld::build(&scene, &edits) {
+            Ok(set) => {
+                markers.set = Some(set);
+                markers.scene = Some(scene);
+                markers.ground = ground;
+                markers.version += 1;
+            }
+            Err(error) => {
+                if markers.ground != ground || markers.set.is_none() {
+                    rejected.write(MarkersRejected { error });
+                }
+                // Keep what there was; try again when the ground or the scene changes.
+                markers.ground = ground;
+                if markers.set.is_none() {
+                    return;
+                }
+            }
+        }
+    }
+    #[cfg(feature = "sketch")]
+    {
+        let set = markers.set.as_mut().expect("built above");
+        let base = ground.map_or(0, |g| g.seed);
+        for stroke in strokes {
+            let seed = mix(base, set.edits().len() as u64);
+            let result = crowdfield_sketch::Stroke::from_positions(
+                stroke.points.iter().map(|p| p.as_dvec2()),
+            )
+            .and_then(|s| stroke.brush.apply(&s, set, seed));
+            match result {
+                Ok(_) => markers.version += 1,
+                Err(error) => {
+                    brush_rejected.write(BrushRejected { stroke, error });
+                }
+            }
+        }
+    }
+}
+
+/// A seed for the edit at `index` of a log whose ground seed is `seed` (SplitMix64's
+/// finaliser).
+#[cfg(feature = "sketch")]
+fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

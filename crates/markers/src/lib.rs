@@ -1,0 +1,50 @@
+//! # crowdfield_markers
+//!
+//! Walkable space as markers (seed 002, space colonisation; seed 003, BioCrowds with typed
+//! markers): points scattered over the ground that agents of the marker back end compete for.
+//! The specification is `shared/research/seed-002-space-colonization-groups.md` §0, §3 A1 and
+//! §4 (marker sets, spray and erase) and `shared/research/seed-003-terrain-reasoning.md` §2.2
+//! (painted terrain), beside the repository. Plain Rust over the field and steering cores; no
+//! Bevy.
+//!
+//! This crate holds the marker sets and the painted terrain; the marker back end's steps (the
+//! personal-space split, tree paths and the group behaviours of seed 002) build on them. The
+//! sketch planner's brushes (`crowdfield_sketch::brush`) edit them.
+//!
+//! ```
+//! use crowdfield_field::Shape;
+//! use crowdfield_markers::{Generation, MarkerSet, MarkerSettings, Terrain};
+//! use glam::DVec2;
+//!
+//! let settings = MarkerSettings { min: DVec2::ZERO, max: DVec2::new(20.0, 10.0), ..Default::default() };
+//! let pillar = Shape::Disc { centre: DVec2::new(10.0, 5.0), radius: 1.5 };
+//! let mut markers = MarkerSet::new(settings, vec![pillar])?;
+//! markers.generate(Generation::JitteredGrid, 60.0, 7)?;
+//! // About 60 markers per m² of the 200 m² less the pillar.
+//! assert!((11_000..12_000).contains(&markers.len()));
+//! // A lawn to keep off, then a sprayed patch and an erased one.
+//! markers.paint(Shape::Aabb { min: DVec2::new(0.0, 0.0), max: DVec2::new(4.0, 4.0) },
+//!     Terrain::Avoid { intensity: 0.7 })?;
+//! markers.spray(DVec2::new(15.0, 5.0), 1.0, 120.0, 1, None)?;
+//! markers.erase(DVec2::new(5.0, 8.0), 1.0)?;
+//! assert!(markers.within(DVec2::new(5.0, 8.0), 1.0).is_empty());
+//! // Rebuilt from its log, the set is the same.
+//! let again = MarkerSet::replay(settings, markers.obstacles().to_vec(), markers.edits())?;
+//! assert!(again.markers().eq(markers.markers()));
+//! # Ok::<(), crowdfield_markers::MarkerError>(())
+//! ```
+//!
+//! ## Modules
+//!
+//! - [`markers`]: marker sets, their generation, index, spray, erase and edit log.
+//! - [`terrain`]: painted terrain regions.
+
+pub mod error;
+pub mod markers;
+pub mod terrain;
+
+pub use error::MarkerError;
+pub use markers::{
+    Edit, Generation, MAX_DENSITY, MAX_MARKERS, Marker, MarkerId, MarkerSet, MarkerSettings,
+};
+pub use terrain::{Terrain, TerrainMap, TerrainRegion};
