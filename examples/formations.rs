@@ -11,12 +11,10 @@
 #[path = "support/mod.rs"]
 mod support;
 
-#[path = "support/rts.rs"]
-mod rts;
-
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
 use crowdfield_debug::prelude::*;
+use crowdfield_debug::tool::{self, SketchTool};
 
 /// World size, metres.
 const WORLD: Vec2 = Vec2::new(64.0, 40.0);
@@ -26,7 +24,7 @@ fn main() {
         "Four groups cross a town: streets 4 m wide, alleys of 1.5 m; townsfolk walk their own ways."
             .into(),
     ];
-    help.extend(rts::help());
+    help.extend(tool::help());
     help.push(
         "Overlays: 8 group maps, 9 bands, 0 slots and map bounds, P drawn paths (panel on the right).".into(),
     );
@@ -36,7 +34,7 @@ fn main() {
             CrowdfieldPlugins,
             CrowdDebugPlugin,
             support::ExampleView { help },
-            rts::RtsTool,
+            SketchTool,
         ))
         .insert_resource(CrowdfieldSettings {
             world_min: Vec2::ZERO,
@@ -51,14 +49,6 @@ fn main() {
             ..default()
         })
         .add_systems(Startup, (spawn_town, overlays_on))
-        .add_systems(
-            Update,
-            (
-                cursor_to_world.before(rts::select),
-                follow_selection.after(rts::select),
-                draw_selection,
-            ),
-        )
         .run();
 }
 
@@ -167,61 +157,5 @@ fn spawn_town(mut commands: Commands) {
             Transform::from_translation(from.extend(0.0)),
             AgentGoals::point(to),
         ));
-    }
-}
-
-/// The cursor in the world, through the 2D camera.
-fn cursor_to_world(
-    window: Single<&Window>,
-    camera: Single<(&Camera, &GlobalTransform)>,
-    mut cursor: ResMut<rts::CursorWorld>,
-) {
-    let (camera, transform) = *camera;
-    cursor.0 = window
-        .cursor_position()
-        .and_then(|p| camera.viewport_to_world_2d(transform, p).ok());
-}
-
-/// The debug overlays show the first selected group's map.
-fn follow_selection(
-    selection: Res<rts::Selection>,
-    members: Query<&GroupMembers>,
-    mut selected: ResMut<SelectedAgent>,
-) {
-    if !selection.is_changed() {
-        return;
-    }
-    selected.0 = selection
-        .0
-        .first()
-        .and_then(|g| members.get(*g).ok())
-        .and_then(|m| m.entities().first().copied());
-}
-
-/// The box being dragged, the stroke being drawn, and a ring round every member of a selected
-/// group.
-fn draw_selection(
-    mut gizmos: Gizmos,
-    cursor: Res<rts::CursorWorld>,
-    drag: Res<rts::Drag>,
-    drawing: Res<rts::Drawing>,
-    selection: Res<rts::Selection>,
-    members: Query<&GroupMembers>,
-    plans: Query<&Transform, With<CrowdAgent>>,
-) {
-    let ring = Color::srgb(1.0, 1.0, 1.0);
-    if let (Some(from), Some(at)) = (drag.0, cursor.0) {
-        gizmos.rect_2d((from + at) * 0.5, (at - from).abs(), ring);
-    }
-    if let Some(points) = &drawing.0 {
-        gizmos.linestrip_2d(points.iter().copied(), Color::srgb(1.0, 0.35, 0.95));
-    }
-    for g in &selection.0 {
-        let Ok(m) = members.get(*g) else { continue };
-        for e in m.entities() {
-            if let Ok(t) = plans.get(*e) {
-                gizmos.circle_2d(t.translation.truncate(), 0.45, ring);
-            }
-        }
     }
 }

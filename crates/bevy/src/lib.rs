@@ -82,7 +82,7 @@
 //! - `groups` (default): groups in formation on moving group maps ([`group`]).
 //! - `markers` (default): markers over the walkable ground, edited with brushes ([`marker`]).
 //! - `sketch` (default): groups and single agents along drawn paths ([`GroupOrder::FollowPath`],
-//!   [`paths`]); brush strokes on the markers ([`BrushStroke`]).
+//!   [`paths`]); brush strokes on the markers ([`MarkerBrush`]).
 
 mod components;
 #[cfg(feature = "groups")]
@@ -112,7 +112,7 @@ pub use group::{
     KeepTogether, MemberOf,
 };
 #[cfg(feature = "sketch")]
-pub use marker::{BrushRejected, BrushStroke};
+pub use marker::{BrushRejected, MarkerBrush};
 #[cfg(feature = "markers")]
 pub use marker::{CrowdfieldMarkerPlugin, MarkerGround, MarkerWorld, MarkersRejected};
 pub use messages::{
@@ -158,7 +158,7 @@ pub mod prelude {
         ScenarioRoot, SettingsRejected,
     };
     #[cfg(feature = "sketch")]
-    pub use crate::{AgentPath, BrushRejected, BrushStroke, PathRejected, PathWorld};
+    pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathWorld};
     #[cfg(feature = "markers")]
     pub use crate::{MarkerGround, MarkerWorld, MarkersRejected};
     pub use bevy::math::DVec2;

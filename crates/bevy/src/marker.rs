@@ -1,7 +1,7 @@
 //! Markers over the walkable ground ([`crowdfield_markers`], seeds 002 and 003), kept by the
 //! plugin in [`MarkerWorld`]: generated from the scene when a game inserts [`MarkerGround`]
 //! (the world's bounds and the crowd's static obstacles, rapier colliders included), and
-//! edited with brushes ([`BrushStroke`] messages: spray, erase, paint terrain). Behind the
+//! edited with brushes ([`MarkerBrush`] messages: spray, erase, paint terrain). Behind the
 //! `markers` feature (on by default; the sketch planner's brushes need it).
 //!
 //! ```no_run
@@ -14,8 +14,8 @@
 //!     commands.insert_resource(MarkerGround::default());
 //! }
 //!
-//! fn spray(mut brushes: MessageWriter<BrushStroke>) {
-//!     brushes.write(BrushStroke {
+//! fn spray(mut brushes: MessageWriter<MarkerBrush>) {
+//!     brushes.write(MarkerBrush::Stroke {
 //!         brush: Brush { kind: BrushKind::Spray { density: 120.0, tag: None }, radius: 1.0 },
 //!         points: vec![Vec2::new(4.0, 4.0), Vec2::new(12.0, 6.0)],
 //!     });
@@ -25,7 +25,7 @@
 //! ## When things run
 //!
 //! In [`CrowdfieldSystems::SceneInput`](crate::CrowdfieldSystems::SceneInput), after obstacles
-//! and agents: the set is built once the crowd is (on the first [`BrushStroke`] without a
+//! and agents: the set is built once the crowd is (on the first [`MarkerBrush`] without a
 //! [`MarkerGround`], as an empty set); when the crowd's static obstacles or bounds change, or
 //! [`MarkerGround`] does, it is rebuilt by replaying its edit log over the new scene (digest
 //! 002 test M4: the same edits give the same markers); then the step's brush strokes are
@@ -70,15 +70,21 @@ impl Default for MarkerGround {
     }
 }
 
-/// A brush dragged along `points` (world coordinates; one point is a dab): spray, erase or
-/// paint on [`MarkerWorld`]'s markers.
+/// An edit of [`MarkerWorld`]'s markers with a brush, applied at the next planner step in
+/// the order written.
 #[cfg(feature = "sketch")]
 #[derive(Message, Debug, Clone, PartialEq)]
-pub struct BrushStroke {
-    /// The brush.
-    pub brush: crowdfield_sketch::Brush,
-    /// The stroke's points, in order.
-    pub points: Vec<Vec2>,
+pub enum MarkerBrush {
+    /// A brush dragged along `points` (world coordinates; one point is a dab): spray, erase or
+    /// paint.
+    Stroke {
+        /// The brush.
+        brush: crowdfield_sketch::Brush,
+        /// The stroke's points, in order.
+        points: Vec<Vec2>,
+    },
+    /// Takes the last brush stroke back (the set is rebuilt from its log without it).
+    Undo,
 }
 
 /// A [`MarkerGround`] the marker set refused (a density out of range, a world too large for
@@ -89,12 +95,12 @@ pub struct MarkersRejected {
     pub error: MarkerError,
 }
 
-/// A [`BrushStroke`] the marker set refused; nothing changed.
+/// A [`MarkerBrush`] the marker set refused; nothing changed.
 #[cfg(feature = "sketch")]
 #[derive(Message, Debug, Clone, PartialEq)]
 pub struct BrushRejected {
-    /// The stroke.
-    pub stroke: BrushStroke,
+    /// The edit.
+    pub edit: MarkerBrush,
     /// Why.
     pub error: crowdfield_sketch::SketchError,
 }
@@ -141,7 +147,7 @@ impl MarkerWorld {
     }
 }
 
-/// Markers from the scene and brushes: [`MarkerGround`], [`MarkerWorld`], [`BrushStroke`],
+/// Markers from the scene and brushes: [`MarkerGround`], [`MarkerWorld`], [`MarkerBrush`],
 /// [`MarkersRejected`]. Added by [`CrowdfieldPlugins`](crate::CrowdfieldPlugins) with the
 /// `markers` feature.
 #[derive(Debug, Default, Clone, Copy)]
@@ -152,7 +158,7 @@ impl Plugin for CrowdfieldMarkerPlugin {
         app.init_resource::<MarkerWorld>()
             .add_message::<MarkersRejected>();
         #[cfg(feature = "sketch")]
-        app.add_message::<BrushStroke>()
+        app.add_message::<MarkerBrush>()
             .add_message::<BrushRejected>();
         app.add_systems(
             FixedUpdate,
@@ -168,7 +174,7 @@ fn sync_markers(
     world: Res<CrowdWorld>,
     ground: Option<Res<MarkerGround>>,
     mut markers: ResMut<MarkerWorld>,
-    #[cfg(feature = "sketch")] mut brushes: MessageReader<BrushStroke>,
+    #[cfg(feature = "sketch")] mut brushes: MessageReader<MarkerBrush>,
     #[cfg(feature = "sketch")] mut brush_rejected: MessageWriter<BrushRejected>,
     mut rejected: MessageWriter<MarkersRejected>,
 ) {
@@ -176,7 +182,7 @@ fn sync_markers(
         return;
     };
     #[cfg(feature = "sketch")]
-    let strokes: Vec<BrushStroke> = brushes.read().cloned().collect();
+    let strokes: Vec<MarkerBrush> = brushes.read().cloned().collect();
     #[cfg(not(feature = "sketch"))]
     let strokes: Vec<()> = Vec::new();
     let markers = &mut *markers;
@@ -233,18 +239,37 @@ fn sync_markers(
     }
     #[cfg(feature = "sketch")]
     {
-        let set = markers.set.as_mut().expect("built above");
         let base = ground.map_or(0, |g| g.seed);
-        for stroke in strokes {
-            let seed = mix(base, set.edits().len() as u64);
-            let result = crowdfield_sketch::Stroke::from_positions(
-                stroke.points.iter().map(|p| p.as_dvec2()),
-            )
-            .and_then(|s| stroke.brush.apply(&s, set, seed));
+        for edit in strokes {
+            let set = markers.set.as_mut().expect("built above");
+            let result = match &edit {
+                MarkerBrush::Stroke { brush, points } => {
+                    let seed = mix(base, set.edits().len() as u64);
+                    crowdfield_sketch::Stroke::from_positions(points.iter().map(|p| p.as_dvec2()))
+                        .and_then(|s| brush.apply(&s, set, seed))
+                        .map(|_| ())
+                }
+                MarkerBrush::Undo => {
+                    let mut edits = set.edits().to_vec();
+                    match edits
+                        .iter()
+                        .rposition(|e| !matches!(e, crowdfield_markers::Edit::Generate { .. }))
+                    {
+                        Some(last) => {
+                            edits.remove(last);
+                            let scene = markers.scene.as_ref().expect("built with the set");
+                            MarkerWorld::build(scene, &edits)
+                                .map(|rebuilt| *set = rebuilt)
+                                .map_err(crowdfield_sketch::SketchError::from)
+                        }
+                        None => Err(crowdfield_sketch::SketchError::NothingToUndo("undo")),
+                    }
+                }
+            };
             match result {
-                Ok(_) => markers.version += 1,
+                Ok(()) => markers.version += 1,
                 Err(error) => {
-                    brush_rejected.write(BrushRejected { stroke, error });
+                    brush_rejected.write(BrushRejected { edit, error });
                 }
             }
         }

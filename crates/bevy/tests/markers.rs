@@ -45,7 +45,7 @@ fn set(app: &App) -> &MarkerSet {
 }
 
 fn brush(app: &mut App, kind: BrushKind, radius: f64, points: Vec<Vec2>) {
-    app.world_mut().write_message(BrushStroke {
+    app.world_mut().write_message(MarkerBrush::Stroke {
         brush: Brush { kind, radius },
         points,
     });
@@ -108,6 +108,17 @@ fn the_ground_is_scattered_over_the_scene_and_brushes_edit_it() {
         tagged
     );
     assert!(markers.within(DVec2::new(25.0, 15.0), 2.0).is_empty());
+    // Undo takes the pond back: markers there again, from the ground's log.
+    app.world_mut().write_message(MarkerBrush::Undo);
+    app.update();
+    assert!(!set(&app).within(DVec2::new(25.0, 15.0), 2.0).is_empty());
+    assert_eq!(
+        set(&app)
+            .markers()
+            .filter(|(_, m)| m.tag == Some(7))
+            .count(),
+        tagged
+    );
 }
 
 #[test]
@@ -170,6 +181,14 @@ fn brushes_without_a_ground_start_an_empty_set_and_bad_input_is_refused() {
         brush(&mut app, kind, radius, points);
     }
     assert_eq!(app.world().resource::<Refused>().brushes, 5);
+    // Undo takes the spray back; with nothing left, undo is refused.
+    app.world_mut().write_message(MarkerBrush::Undo);
+    app.update();
+    assert!(set(&app).is_empty());
+    app.world_mut().write_message(MarkerBrush::Undo);
+    app.update();
+    assert_eq!(app.world().resource::<Refused>().brushes, 6);
+    brush(&mut app, spray, 1.0, vec![Vec2::new(5.0, 5.0)]);
     assert_eq!(set(&app).len(), sprayed);
     // A ground of no markers per m² is refused; the set stays.
     app.insert_resource(MarkerGround {

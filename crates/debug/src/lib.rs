@@ -34,6 +34,9 @@
 //! | 8 | group maps as heat maps: the selected agent's group, or the first few ([`OverlayId::GROUP_MAP`]) |
 //! | 9 | group bands μ, brighter where the map's descent outweighs the slot ([`OverlayId::GROUP_BANDS`]) |
 //! | 0 | every group's slots, member-to-slot lines, map bounds and heading ([`OverlayId::GROUP_SLOTS`]) |
+//! | P | drawn paths: strokes, tubes, sub-goals, bridges, waypoints ([`OverlayId::DRAWN_PATHS`]) |
+//! | K | the drawn paths' stroke fields as heat maps ([`OverlayId::STROKE_FIELDS`]) |
+//! | M | markers, a pixel each, and painted terrain ([`OverlayId::MARKERS`]) |
 //! | G | which goal's global map: the selected agent's, then each goal in turn |
 //! | Tab / Shift+Tab | select the next / previous agent |
 //! | left click | select the agent under the cursor (elsewhere: clear) |
@@ -60,9 +63,11 @@
 mod agents;
 mod global;
 mod groups;
+mod markers;
 pub mod overlay;
 pub mod paint;
 mod panel;
+pub mod tool;
 
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
@@ -208,6 +213,11 @@ impl Plugin for CrowdDebugPlugin {
                 "drawn paths' stroke fields",
                 KeyCode::KeyK,
             ),
+            (
+                OverlayId::MARKERS,
+                "markers and painted terrain",
+                KeyCode::KeyM,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);
@@ -238,6 +248,7 @@ impl Plugin for CrowdDebugPlugin {
             );
         global::build(app);
         groups::build(app);
+        markers::build(app);
         agents::build(app);
         panel::build(app);
     }

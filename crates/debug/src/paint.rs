@@ -219,6 +219,83 @@ pub fn descent_arrows(field: &Field<f64>, spacing: usize) -> Vec<Arrow> {
     arrows
 }
 
+/// Colour of an avoided region (its alpha grows with the intensity).
+pub const AVOID_RGB: [u8; 3] = [214, 150, 40];
+/// Colour of a forbidden region.
+pub const FORBIDDEN_RGB: [u8; 3] = [150, 30, 40];
+/// Colour of a ground marker.
+pub const MARKER_RGB: [u8; 3] = [150, 205, 255];
+/// Colours of tagged markers, by tag.
+pub const TAG_RGB: [[u8; 3]; 4] = [
+    [255, 225, 60],
+    [120, 255, 140],
+    [255, 120, 220],
+    [255, 160, 90],
+];
+
+/// Paints a marker set at `pixels_per_metre` (lowered so that neither side passes
+/// `max_side` pixels): painted regions as translucent fills (avoided amber, forbidden red),
+/// each marker one pixel (ground markers pale blue, tagged ones by tag, avoided ones amber),
+/// the rest clear. Rows run from the top (highest y) down.
+pub fn markers_picture(
+    set: &bevy_crowdfield::markers::MarkerSet,
+    pixels_per_metre: f64,
+    max_side: usize,
+) -> HeatMap {
+    use bevy_crowdfield::markers::Terrain;
+    let (lo, hi) = (set.settings().min, set.settings().max);
+    let size = hi - lo;
+    let scale = pixels_per_metre
+        .min(max_side as f64 / size.x)
+        .min(max_side as f64 / size.y)
+        .max(1e-6);
+    let width = ((size.x * scale).ceil() as usize).max(1);
+    let height = ((size.y * scale).ceil() as usize).max(1);
+    let mut rgba = vec![0u8; width * height * 4];
+    let regions = set.terrain();
+    if !regions.regions().is_empty() {
+        for row in 0..height {
+            for col in 0..width {
+                let p = lo
+                    + bevy::math::DVec2::new(
+                        (col as f64 + 0.5) / scale,
+                        (height - 1 - row) as f64 / scale + 0.5 / scale,
+                    );
+                let (rgb, alpha) = match regions.terrain_at(p) {
+                    Terrain::Walkable => continue,
+                    Terrain::Avoid { intensity } => (AVOID_RGB, (40.0 + 100.0 * intensity) as u8),
+                    Terrain::Forbidden => (FORBIDDEN_RGB, 150),
+                };
+                let at = (row * width + col) * 4;
+                rgba[at..at + 4].copy_from_slice(&[rgb[0], rgb[1], rgb[2], alpha]);
+            }
+        }
+    }
+    for (_, m) in set.markers() {
+        let q = (m.position - lo) * scale;
+        let (col, row) = (
+            q.x.floor() as isize,
+            height as isize - 1 - q.y.floor() as isize,
+        );
+        if col < 0 || row < 0 || col >= width as isize || row >= height as isize {
+            continue;
+        }
+        let rgb = match (m.tag, m.terrain) {
+            (Some(t), _) => TAG_RGB[t as usize % TAG_RGB.len()],
+            (None, Terrain::Avoid { .. }) => AVOID_RGB,
+            _ => MARKER_RGB,
+        };
+        let at = (row as usize * width + col as usize) * 4;
+        rgba[at..at + 4].copy_from_slice(&[rgb[0], rgb[1], rgb[2], 230]);
+    }
+    HeatMap {
+        width,
+        height,
+        rgba,
+        range: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +401,45 @@ mod tests {
             let here = field.potential_at(a.at).unwrap();
             assert!(ahead < here, "arrow at {:?} climbs", a.at);
         }
+    }
+
+    #[test]
+    fn a_markers_picture_shows_markers_tags_and_painted_regions() {
+        use bevy_crowdfield::markers::{MarkerSet, MarkerSettings, Terrain};
+        use bevy_crowdfield::prelude::{DVec2, Shape};
+        let mut set = MarkerSet::new(
+            MarkerSettings {
+                min: DVec2::ZERO,
+                max: DVec2::new(4.0, 2.0),
+                ..Default::default()
+            },
+            vec![],
+        )
+        .unwrap();
+        set.paint(
+            Shape::Aabb {
+                min: DVec2::new(3.0, 0.0),
+                max: DVec2::new(4.0, 2.0),
+            },
+            Terrain::Forbidden,
+        )
+        .unwrap();
+        set.spray(DVec2::new(1.0, 1.0), 0.4, 50.0, 1, Some(0))
+            .unwrap();
+        let picture = super::markers_picture(&set, 10.0, 4096);
+        assert_eq!((picture.width, picture.height), (40, 20));
+        let px = |col: usize, row: usize| &picture.rgba[(row * 40 + col) * 4..][..4];
+        // The forbidden strip on the right, clear ground on the left.
+        assert_eq!(&px(35, 10)[..3], &super::FORBIDDEN_RGB);
+        assert_eq!(px(25, 10)[3], 0);
+        // Tagged markers near (1, 1), in the first tag colour.
+        let tagged = (0..20)
+            .flat_map(|row| (0..40).map(move |col| (col, row)))
+            .filter(|&(c, r)| px(c, r)[..3] == super::TAG_RGB[0])
+            .count();
+        assert!(tagged > 10, "{tagged}");
+        // Capped at the largest side.
+        let small = super::markers_picture(&set, 10.0, 8);
+        assert_eq!((small.width, small.height), (8, 4));
     }
 }
