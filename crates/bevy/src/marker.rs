@@ -24,8 +24,7 @@
 //!
 //! ## When things run
 //!
-//! In [`CrowdfieldSystems::SceneInput`](crate::CrowdfieldSystems::SceneInput), after obstacles
-//! and agents: the set is built once the crowd is (on the first [`MarkerBrush`] without a
+//! Every frame (in `Update`), once the crowd is built: the set is built (on the first [`MarkerBrush`] without a
 //! [`MarkerGround`], as an empty set); when the crowd's static obstacles or bounds change, or
 //! [`MarkerGround`] does, it is rebuilt by replaying its edit log over the new scene (digest
 //! 002 test M4: the same edits give the same markers); then the step's brush strokes are
@@ -45,7 +44,6 @@ use bevy::prelude::*;
 use crowdfield_field::Shape;
 use crowdfield_markers::{Generation, MarkerError, MarkerSet, MarkerSettings};
 
-use crate::plugin::{SceneInputStage, planner_due};
 use crate::world::CrowdWorld;
 
 /// The marker ground a game asks for: insert it to have [`MarkerWorld`] scatter markers over
@@ -160,12 +158,9 @@ impl Plugin for CrowdfieldMarkerPlugin {
         #[cfg(feature = "sketch")]
         app.add_message::<MarkerBrush>()
             .add_message::<BrushRejected>();
-        app.add_systems(
-            FixedUpdate,
-            sync_markers
-                .in_set(SceneInputStage::Groups)
-                .run_if(planner_due),
-        );
+        // Every frame: brush messages last two frames, and a planner step may not come in
+        // that time.
+        app.add_systems(Update, sync_markers);
     }
 }
 
@@ -193,12 +188,14 @@ fn sync_markers(
     let settings = crowd.settings();
     let statics = crowd.statics();
     // The four walls just outside the bounds hold no marker anyway.
-    let scene = (
-        settings.min.as_vec2(),
-        settings.max.as_vec2(),
-        statics[..statics.len().saturating_sub(4)].to_vec(),
-    );
-    if markers.set.is_none() || markers.scene.as_ref() != Some(&scene) || markers.ground != ground {
+    let statics = &statics[..statics.len().saturating_sub(4)];
+    let (min, max) = (settings.min.as_vec2(), settings.max.as_vec2());
+    let same_scene = markers
+        .scene
+        .as_ref()
+        .is_some_and(|(a, b, s)| *a == min && *b == max && s.as_slice() == statics);
+    if markers.set.is_none() || !same_scene || markers.ground != ground {
+        let scene = (min, max, statics.to_vec());
         // Keep the brushes' edits; the ground's own generation follows `ground`.
         let mut edits: Vec<crowdfield_markers::Edit> = markers
             .set

@@ -25,8 +25,7 @@ fn collect(
 
 fn marker_app() -> App {
     let mut app = app(30.0, 20.0);
-    app.init_resource::<Refused>()
-        .add_systems(FixedUpdate, collect.after(CrowdfieldSystems::Events));
+    app.init_resource::<Refused>().add_systems(Last, collect);
     app.world_mut().spawn((
         CrowdObstacle::fixed(Shape::Disc {
             centre: DVec2::new(15.0, 10.0),

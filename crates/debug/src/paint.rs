@@ -280,13 +280,20 @@ pub fn markers_picture(
         if col < 0 || row < 0 || col >= width as isize || row >= height as isize {
             continue;
         }
-        let rgb = match (m.tag, m.terrain) {
-            (Some(t), _) => TAG_RGB[t as usize % TAG_RGB.len()],
-            (None, Terrain::Avoid { .. }) => AVOID_RGB,
-            _ => MARKER_RGB,
+        // Ground markers faint and adding up, so that what lies under them still shows and
+        // denser ground (a spray) shows brighter.
+        let (rgb, alpha) = match (m.tag, m.terrain) {
+            (Some(t), _) => (TAG_RGB[t as usize % TAG_RGB.len()], 230),
+            (None, Terrain::Avoid { .. }) => (AVOID_RGB, 200),
+            _ => (MARKER_RGB, 45),
         };
         let at = (row as usize * width + col as usize) * 4;
-        rgba[at..at + 4].copy_from_slice(&[rgb[0], rgb[1], rgb[2], 230]);
+        let px = &mut rgba[at..at + 4];
+        if px[..3] == rgb && alpha < 200 {
+            px[3] = px[3].saturating_add(alpha);
+        } else {
+            px.copy_from_slice(&[rgb[0], rgb[1], rgb[2], alpha]);
+        }
     }
     HeatMap {
         width,

@@ -64,6 +64,9 @@ pub struct ToolBindings {
     pub cohesion_looser: KeyCode,
     /// A formation template for each key, `None` for a free group.
     pub templates: Vec<(KeyCode, Option<FormationTemplate>)>,
+    /// Whether [`ToolCursor`] follows the window's cursor (through the first active 2D
+    /// camera); off, the game (or a scripted demo) sets it.
+    pub cursor_from_window: bool,
 }
 
 impl Default for ToolBindings {
@@ -93,11 +96,13 @@ impl Default for ToolBindings {
                 (KeyCode::KeyD, Some(FormationTemplate::Diamond)),
                 (KeyCode::KeyF, None),
             ],
+            cursor_from_window: true,
         }
     }
 }
 
-/// The cursor in world coordinates, `None` outside the window.
+/// The cursor in world coordinates (its last point over the window; `None` before it first
+/// came over it).
 #[derive(Resource, Debug, Clone, Copy, Default, PartialEq)]
 pub struct ToolCursor(pub Option<Vec2>);
 
@@ -136,10 +141,12 @@ impl Default for ToolBrush {
     }
 }
 
-/// The brushes [`ToolBindings::brush`] cycles through after "off".
+/// The brushes [`ToolBindings::brush`] cycles through after "off": a spray four times the
+/// seed's ground density (agents of the marker back end prefer denser ground), the eraser,
+/// ground avoided at intensity 0.6, forbidden ground.
 pub const BRUSHES: [BrushKind; 4] = [
     BrushKind::Spray {
-        density: 60.0,
+        density: 240.0,
         tag: None,
     },
     BrushKind::Erase,
@@ -202,7 +209,9 @@ pub fn help() -> Vec<String> {
 pub fn brush_label(brush: &ToolBrush) -> String {
     let what = match brush.kind {
         None => return "brush off".into(),
-        Some(BrushKind::Spray { density, .. }) => format!("spray {density} per m²"),
+        Some(BrushKind::Spray { density, .. }) => {
+            format!("spray {density} markers per square metre")
+        }
         Some(BrushKind::Erase) => "erase".into(),
         Some(BrushKind::Paint(Terrain::Avoid { intensity })) => format!("avoid ({intensity})"),
         Some(BrushKind::Paint(Terrain::Forbidden)) => "forbid".into(),
@@ -327,26 +336,28 @@ fn pressed(keys: &ButtonInput<KeyCode>, any: &[KeyCode]) -> bool {
     keys.any_pressed(any.iter().copied())
 }
 
-/// The cursor through the first active 2D camera, when there is a window; left alone
-/// otherwise (tests set it).
+/// The cursor through the first active 2D camera while it is over a window; left alone
+/// otherwise, so a drag that leaves the window keeps its last point. Off when
+/// [`ToolBindings::cursor_from_window`] is (tests and scripted demos set the cursor).
 fn track_cursor(
+    bindings: Res<ToolBindings>,
     windows: Query<&Window>,
     cameras: Query<(&Camera, &GlobalTransform), With<Camera2d>>,
     mut cursor: ResMut<ToolCursor>,
 ) {
-    if windows.is_empty() {
+    if !bindings.cursor_from_window {
         return;
     }
-    let at = windows
+    let Some(p) = windows.iter().find_map(|w| w.cursor_position()) else {
+        return;
+    };
+    let at = cameras
         .iter()
-        .find_map(|w| w.cursor_position())
-        .and_then(|p| {
-            cameras
-                .iter()
-                .filter(|(c, _)| c.is_active)
-                .find_map(|(camera, t)| camera.viewport_to_world_2d(t, p).ok())
-        });
-    cursor.set_if_neq(ToolCursor(at));
+        .filter(|(c, _)| c.is_active)
+        .find_map(|(camera, t)| camera.viewport_to_world_2d(t, p).ok());
+    if at.is_some() {
+        cursor.set_if_neq(ToolCursor(at));
+    }
 }
 
 /// The unit an agent belongs to: its group, or itself.
