@@ -102,6 +102,11 @@ const STAGES: &[Stage] = &[
         help: false,
     },
     Stage {
+        name: "markers",
+        overlays: &[OverlayId::MARKERS],
+        help: false,
+    },
+    Stage {
         name: "help",
         overlays: &[],
         help: true,
@@ -228,7 +233,11 @@ fn save_png(path: &std::path::Path, frame: &Frame) {
     writer.write_image_data(&frame.rgb).expect("png data");
 }
 
-fn setup(mut commands: Commands, mut settings: ResMut<CrowdfieldSettings>) {
+fn setup(
+    mut commands: Commands,
+    mut settings: ResMut<CrowdfieldSettings>,
+    mut brushes: MessageWriter<MarkerBrush>,
+) {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../assets/scenarios/deadend.scenario.ron"
@@ -272,6 +281,29 @@ fn setup(mut commands: Commands, mut settings: ResMut<CrowdfieldSettings>) {
             MemberOf(walking),
         ));
     }
+    // Markers over the hall, a dense tagged spray and a forbidden patch, for the markers
+    // overlay.
+    commands.insert_resource(MarkerGround {
+        density: 30.0,
+        ..default()
+    });
+    brushes.write(MarkerBrush::Stroke {
+        brush: Brush {
+            kind: BrushKind::Spray {
+                density: 200.0,
+                tag: Some(0),
+            },
+            radius: 1.5,
+        },
+        points: vec![Vec2::new(24.0, 3.0), Vec2::new(31.0, 3.0)],
+    });
+    brushes.write(MarkerBrush::Stroke {
+        brush: Brush {
+            kind: BrushKind::Paint(Terrain::Forbidden),
+            radius: 2.0,
+        },
+        points: vec![Vec2::new(6.0, 4.0)],
+    });
     commands.spawn((
         Camera2d,
         Projection::Orthographic(OrthographicProjection {
@@ -484,6 +516,25 @@ fn check(frames: &[(&'static str, Frame)]) {
                     fail(&format!(
                         "no stroke fields: {} colour buckets",
                         buckets.len()
+                    ));
+                }
+            }
+            "markers" => {
+                // Ground markers faint blue over the whole hall, the spray in the first tag
+                // colour, the forbidden patch red.
+                let paint = crowdfield_debug::paint::TAG_RGB[0];
+                let sprayed = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] > 150 && c[1] > 150 && c[2] < 120)
+                    .count();
+                let forbidden = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] > 90 && c[1] < 60 && c[2] < 70)
+                    .count();
+                if diff.len() < total / 10 || sprayed < 200 || forbidden < 200 {
+                    fail(&format!(
+                        "{sprayed} sprayed pixels (colour {paint:?}), {forbidden} forbidden \
+                         pixels"
                     ));
                 }
             }
