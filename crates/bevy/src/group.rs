@@ -303,6 +303,7 @@ pub(crate) fn sync_groups(
     query: Query<GroupItem>,
     mut removed: RemovedComponents<CrowdGroup>,
     keep_together: Query<Entity, With<KeepTogether>>,
+    #[cfg(feature = "sketch")] path_settings: Option<Res<crate::PathSettings>>,
     mut rejected: MessageWriter<GroupRejected>,
     mut lost: MessageWriter<GroupMemberLost>,
 ) {
@@ -323,6 +324,10 @@ pub(crate) fn sync_groups(
     if regions != groups.keep_together && groups.groups.set_keep_together(regions.clone()).is_ok() {
         groups.keep_together = regions;
     }
+    #[cfg(feature = "sketch")]
+    let budget = path_settings.and_then(|p| p.build_budget);
+    #[cfg(feature = "sketch")]
+    groups.routes.set_build_budget(budget);
     let Some(crowd) = world.crowd_mut() else {
         return;
     };
@@ -436,6 +441,15 @@ pub(crate) fn sync_groups(
         }
     }
     if let Some(crowd) = world.crowd_mut() {
+        #[cfg(feature = "sketch")]
+        if let Some(budget) = budget
+            && let Err(e) = groups
+                .routes
+                .advance_with_groups(crowd, &mut groups.groups, budget)
+        {
+            // The field's world and obstacles were checked when it began; this is a bug.
+            error!("crowdfield: building a group path's field failed: {e}");
+        }
         groups.groups.prepare(crowd);
     }
 }

@@ -120,7 +120,7 @@ pub use messages::{
     AgentUnreachable, ObstacleRejected, SettingsRejected,
 };
 #[cfg(feature = "sketch")]
-pub use paths::{AgentPath, CrowdfieldPathPlugin, PathRejected, PathWorld};
+pub use paths::{AgentPath, CrowdfieldPathPlugin, PathRejected, PathSettings, PathWorld};
 pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due};
 #[cfg(feature = "rapier")]
 pub use rapier::{CrowdfieldRapierPlugin, collider_shapes};
@@ -158,7 +158,7 @@ pub mod prelude {
         ScenarioRoot, SettingsRejected,
     };
     #[cfg(feature = "sketch")]
-    pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathWorld};
+    pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathSettings, PathWorld};
     #[cfg(feature = "markers")]
     pub use crate::{MarkerGround, MarkerWorld, MarkersRejected};
     pub use bevy::math::DVec2;

@@ -28,7 +28,7 @@
 //! queue, so it is an ordinary walker: [`AgentReachedWaypoint`](crate::AgentReachedWaypoint)
 //! at each sub-goal, [`AgentArrived`](crate::AgentArrived) at the path's end, the same
 //! collision guard and states as everyone. Every planner step, fields still being built (see
-//! [`PathWorld::set_build_budget`]) are built further and routes nobody follows any more are
+//! [`PathSettings::build_budget`]) are built further and routes nobody follows any more are
 //! dropped with their goals.
 //!
 //! Whichever order is newer wins: changing an agent's [`AgentGoals`] while it follows a path
@@ -101,7 +101,18 @@ pub struct PathWorld {
     /// Each agent on a path: the crowd id it was sent under and its route (`None`: its path
     /// was refused).
     followers: EntityHashMap<(AgentId, Option<RouteId>)>,
-    budget: Option<Duration>,
+}
+
+/// How drawn paths' stroke fields are built, for agents and groups alike.
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq)]
+pub struct PathSettings {
+    /// Spend at most this per planner step building a new path's stroke field: followers set
+    /// off at once, straight for the path's end, and take the field's segments as they are
+    /// built (seed 004 §4.2: a stroke walkable in the frame it is finished, larger fields
+    /// time-sliced). `None` (the default) builds each field whole when it is ordered, which
+    /// keeps runs the same on every machine; a budget makes the first steps depend on how
+    /// fast the machine builds.
+    pub build_budget: Option<Duration>,
 }
 
 impl PathWorld {
@@ -114,16 +125,6 @@ impl PathWorld {
     pub fn route_of(&self, entity: Entity) -> Option<RouteId> {
         self.followers.get(&entity).and_then(|(_, r)| *r)
     }
-
-    /// Spend at most `budget` per planner step building a new path's stroke field: agents
-    /// set off at once, straight for the path's end, and take the field's segments as they
-    /// are built (seed 004 §4.2 on time-slicing). `None` (the default) builds each field
-    /// whole when it is ordered, which keeps runs the same on every machine; a budget makes
-    /// the first steps depend on how fast the machine builds.
-    pub fn set_build_budget(&mut self, budget: Option<Duration>) {
-        self.budget = budget;
-        self.routes.set_build_budget(budget);
-    }
 }
 
 /// Single agents along drawn paths: [`AgentPath`], [`PathRejected`], [`PathWorld`] (see the
@@ -135,6 +136,7 @@ pub struct CrowdfieldPathPlugin;
 impl Plugin for CrowdfieldPathPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PathWorld>()
+            .init_resource::<PathSettings>()
             .add_message::<PathRejected>()
             .add_systems(
                 FixedUpdate,
@@ -157,6 +159,7 @@ type PathItem<'a> = (
 /// further and finished routes dropped.
 fn sync_paths(
     settings: Res<CrowdfieldSettings>,
+    path_settings: Res<PathSettings>,
     mut world: ResMut<CrowdWorld>,
     mut paths: ResMut<PathWorld>,
     agents: Query<PathItem>,
@@ -169,10 +172,10 @@ fn sync_paths(
     let paths = &mut *paths;
     if world.rebuilt {
         // Every agent has a new id and the old crowd's goals are gone: start over.
-        let budget = paths.budget;
         *paths = PathWorld::default();
-        paths.set_build_budget(budget);
     }
+    let budget = path_settings.build_budget;
+    paths.routes.set_build_budget(budget);
     if world.crowd().is_none() {
         return;
     }
@@ -259,7 +262,7 @@ fn sync_paths(
             paths.followers.insert(entity, (id, route));
         }
     }
-    if let Some(budget) = paths.budget
+    if let Some(budget) = budget
         && let Err(e) = paths.routes.advance(crowd, budget)
     {
         // The field's world and obstacles were checked when it began; this is a bug.

@@ -380,3 +380,42 @@ fn a_group_ordered_along_a_drawn_path_walks_it_and_arrives_at_its_end() {
         GroupError::BadOrder(_)
     ));
 }
+
+#[test]
+fn a_group_path_built_a_slice_per_step_is_followed_all_the_same() {
+    let mut app = group_app(40.0, 30.0);
+    app.insert_resource(PathSettings {
+        build_budget: Some(std::time::Duration::from_micros(1)),
+    });
+    let (group, _) = spawn_group(
+        &mut app,
+        Vec2::new(3.0, 4.0),
+        4,
+        CrowdGroup::default(),
+        GroupOrder::FollowPath {
+            points: vec![
+                Vec2::new(6.0, 5.0),
+                Vec2::new(32.0, 5.0),
+                Vec2::new(32.0, 25.0),
+            ],
+            joining: Joining::NearestPoint,
+        },
+    );
+    let mut building_seen = false;
+    let mut corner = false;
+    let steps = run_until(&mut app, 900, |app| {
+        building_seen |= app
+            .world()
+            .resource::<GroupWorld>()
+            .routes()
+            .routes()
+            .any(|(_, r)| r.is_building());
+        let status = app.world().get::<GroupStatus>(group).unwrap();
+        corner |= status.anchor.distance(Vec2::new(32.0, 5.0)) < 2.5;
+        !group_seen(app).arrived.is_empty()
+    });
+    assert!(steps < 900, "the group did not arrive");
+    assert!(building_seen, "the field was built whole");
+    assert!(corner, "the group cut the corner");
+    assert!(group_seen(&app).rejected.is_empty());
+}

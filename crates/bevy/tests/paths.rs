@@ -191,9 +191,9 @@ fn new_goals_take_a_walker_off_its_path_and_a_removed_path_sends_it_back_to_its_
 #[test]
 fn a_field_built_a_little_each_step_is_followed_all_the_same() {
     let mut app = path_app(40.0, 30.0);
-    app.world_mut()
-        .resource_mut::<PathWorld>()
-        .set_build_budget(Some(Duration::from_micros(1)));
+    app.insert_resource(PathSettings {
+        build_budget: Some(Duration::from_micros(1)),
+    });
     let w = walker(&mut app, Vec2::new(5.0, 6.0));
     app.update();
     app.world_mut().entity_mut(w).insert(AgentPath::Follow {

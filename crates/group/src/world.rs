@@ -432,6 +432,49 @@ impl Groups {
         Ok(())
     }
 
+    /// Replaces the part of a group's route from goal `from` on with `goals`: a route built
+    /// while the group walks it, whose stand-in goal (straight to the end) gives way to the
+    /// goals built since. The group walks on from the same place in its route; an owned route
+    /// owns the new goals too. `from` itself stays in the crowd (it is the caller's to
+    /// remove). On error nothing changes.
+    pub fn splice_route(
+        &mut self,
+        crowd: &Crowd,
+        id: GroupId,
+        from: crowdfield_steer::GoalId,
+        goals: Vec<crowdfield_steer::GoalId>,
+    ) -> Result<(), GroupError> {
+        if goals.is_empty() {
+            return Err(GroupError::BadOrder("a route needs at least one goal"));
+        }
+        if let Some(&goal) = goals.iter().find(|g| crowd.goal(**g).is_none()) {
+            return Err(SteerError::UnknownGoal(goal).into());
+        }
+        let group = self.group_mut(id)?;
+        let Guide::Route {
+            goals: route, next, ..
+        } = &mut group.guide
+        else {
+            return Err(GroupError::BadOrder("the group follows no route"));
+        };
+        let at = route
+            .iter()
+            .position(|g| *g == from)
+            .ok_or(GroupError::BadOrder("the goal is not on the group's route"))?;
+        route.truncate(at);
+        route.extend(goals);
+        if *next >= at {
+            // It was on its way to (or at) the stand-in: on to the first goal put in its
+            // place.
+            *next = at;
+            group.arrived = false;
+            group.reported_arrival = false;
+            group.arrived_at = None;
+            group.subgoals.clear();
+        }
+        Ok(())
+    }
+
     /// Orders the group to follow `leader` (any agent of the crowd but its own members),
     /// keeping its map's centre `distance` metres behind it (seed 004 §5.9: the leader's
     /// position is the group map's intermediate goal).

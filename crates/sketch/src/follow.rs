@@ -245,8 +245,8 @@ impl Routes {
     /// Orders spend at most `budget` building a stroke's field before their followers set off;
     /// the rest is built by [`Routes::advance`] (call it every frame or planner step). While a
     /// field is unfinished each follower's queue ends with a goal straight to the stroke's end,
-    /// replaced by the segments as they are built. `None` (the default): fields are built
-    /// whole when ordered. Group orders always build whole.
+    /// replaced by the segments as they are built; a group's route ends with it the same way
+    /// ([`Groups::splice_route`]). `None` (the default): fields are built whole when ordered.
     pub fn set_build_budget(&mut self, budget: Option<Duration>) {
         self.budget = budget;
     }
@@ -254,6 +254,27 @@ impl Routes {
     /// Builds more of the unfinished fields, within `budget` each, and hands their followers
     /// the new segments. Returns how many routes are still being built.
     pub fn advance(&mut self, crowd: &mut Crowd, budget: Duration) -> Result<usize, SketchError> {
+        self.advance_inner(crowd, None, budget)
+    }
+
+    /// [`Routes::advance`] for routes of walkers and of groups: a group's route has the new
+    /// segments spliced in ([`Groups::splice_route`]); a group already on the straight way to
+    /// the end joins the stroke again from its map's centre.
+    pub fn advance_with_groups(
+        &mut self,
+        crowd: &mut Crowd,
+        groups: &mut Groups,
+        budget: Duration,
+    ) -> Result<usize, SketchError> {
+        self.advance_inner(crowd, Some(groups), budget)
+    }
+
+    fn advance_inner(
+        &mut self,
+        crowd: &mut Crowd,
+        mut groups: Option<&mut Groups>,
+        budget: Duration,
+    ) -> Result<usize, SketchError> {
         let mut building = 0;
         for route in self.routes.values_mut() {
             let Some(tail) = route.tail else { continue };
@@ -287,19 +308,7 @@ impl Routes {
                     // Ahead of the segments built so far, on the straight way to the end:
                     // join the stroke again from where it stands.
                     let p = a.position();
-                    let (k, _) = field.nearest_chain(p).expect("a field has a chain");
-                    let segment = field.segment_of(k).unwrap_or(field.segments().len() - 1);
-                    field.join_field(segment, &[p])?;
-                    let legs = field.legs().to_vec();
-                    let from = legs
-                        .iter()
-                        .position(|l| *l == Leg::Segment(segment))
-                        .expect("every segment is a leg");
-                    let mut q = vec![maker.leg(field, legs[from], true, false)?];
-                    for &leg in &legs[from + 1..] {
-                        q.push(maker.leg(field, leg, false, false)?);
-                    }
-                    q
+                    rejoin(&mut maker, field, p)?
                 } else {
                     let mut q = queue[at..queue.len() - 1].to_vec();
                     q.extend(&fresh);
@@ -309,6 +318,20 @@ impl Routes {
                     next.push(tail);
                 }
                 queues.push(Some(next));
+            }
+            if let (Some(g), Some(groups)) = (route.group, groups.as_deref_mut())
+                && let Some(group) = groups.group(g)
+            {
+                let mut next = if group.guide().goal() == Some(tail) {
+                    let p = group.anchor();
+                    rejoin(&mut maker, field, p)?
+                } else {
+                    fresh.clone()
+                };
+                if !complete {
+                    next.push(tail);
+                }
+                groups.splice_route(maker.crowd, g, tail, next)?;
             }
             let made = std::mem::take(&mut maker.made);
             route.goals.extend(made);
@@ -435,10 +458,11 @@ impl Routes {
             .ok_or(crowdfield_group::GroupError::UnknownGroup(group))?
             .anchor();
         let mut field = Box::new(begin_field(crowd, stroke, settings)?);
-        field.advance(Duration::MAX)?;
+        field.advance(self.budget.unwrap_or(Duration::MAX))?;
         prepare_joining(&mut field, joining, &[start])?;
         let mut reversed = None;
         let mut maker = GoalMaker::new(crowd);
+        let mut tail = None;
         let queue = queue_for(
             &mut maker,
             &mut field,
@@ -446,7 +470,15 @@ impl Routes {
             stroke,
             joining,
             start,
-        );
+        )
+        .and_then(|mut q| {
+            if !field.is_complete() {
+                let t = maker.tail(&field)?;
+                tail = Some(t);
+                q.push(t);
+            }
+            Ok(q)
+        });
         let made = std::mem::take(&mut maker.made);
         if let Err(e) = queue.and_then(|q| Ok(groups.follow_route(crowd, group, q, true)?)) {
             for g in made {
@@ -466,7 +498,7 @@ impl Routes {
             goals: made,
             agents: Vec::new(),
             group: Some(group),
-            tail: None,
+            tail,
         }))
     }
 
@@ -696,6 +728,28 @@ fn prepare_joining(
         }
     }
     Ok(())
+}
+
+/// The goals from the segment nearest `p` on, its field grown to `p`: a follower that went
+/// ahead of the segments built so far joins the stroke again.
+fn rejoin(
+    maker: &mut GoalMaker<'_>,
+    field: &mut StrokeField,
+    p: DVec2,
+) -> Result<Vec<GoalId>, SketchError> {
+    let (k, _) = field.nearest_chain(p).expect("a field has a chain");
+    let segment = field.segment_of(k).unwrap_or(field.segments().len() - 1);
+    field.join_field(segment, &[p])?;
+    let legs = field.legs().to_vec();
+    let from = legs
+        .iter()
+        .position(|l| *l == Leg::Segment(segment))
+        .expect("every segment is a leg");
+    let mut q = vec![maker.leg(field, legs[from], true, false)?];
+    for &leg in &legs[from + 1..] {
+        q.push(maker.leg(field, leg, false, false)?);
+    }
+    Ok(q)
 }
 
 /// Whether a whole-curve walker at `p` starts inside the tube (and walks it back to q_1).

@@ -228,3 +228,70 @@ fn a_group_walks_waypoints_one_after_another() {
             .any(|p| p.distance(DVec2::new(30.0, 5.0)) < 2.0)
     );
 }
+
+/// A long stroke's field built a little each step (a budget far too small to build it at
+/// once): the group sets off at once on the straight way to the end, takes the segments as
+/// they come, and still follows the stroke round its corner to the end.
+#[test]
+fn a_group_follows_a_field_built_a_slice_at_a_time() {
+    let mut crowd = world(DVec2::new(60.0, 40.0), vec![]);
+    let ids = spawn_at(&mut crowd, &block(DVec2::new(6.0, 6.0)));
+    let mut groups = Groups::new();
+    let group = groups
+        .create(&mut crowd, &ids, GroupSettings::default(), None)
+        .unwrap();
+    // East along y = 6, then north along x = 50: 80 m.
+    let stroke = Stroke::from_positions([
+        DVec2::new(8.0, 6.0),
+        DVec2::new(50.0, 6.0),
+        DVec2::new(50.0, 34.0),
+    ])
+    .unwrap();
+    let mut routes = Routes::new();
+    routes.set_build_budget(Some(std::time::Duration::from_micros(1)));
+    let route = routes
+        .follow_with_group(
+            &mut crowd,
+            &mut groups,
+            group,
+            &stroke,
+            Joining::NearestPoint,
+            StrokeFieldSettings::default(),
+        )
+        .unwrap();
+    assert!(routes.route(route).unwrap().is_building());
+    let mut track = Vec::new();
+    let mut arrived = false;
+    let mut built_at = None;
+    for step in 0..1500 {
+        let building = routes
+            .advance_with_groups(&mut crowd, &mut groups, std::time::Duration::from_micros(1))
+            .unwrap();
+        if building == 0 && built_at.is_none() {
+            built_at = Some(step);
+        }
+        let (_, report) = groups.step(&mut crowd);
+        track.push(groups.group(group).unwrap().anchor());
+        if report
+            .events
+            .iter()
+            .any(|e| matches!(e, GroupEvent::Arrived { .. }))
+        {
+            arrived = true;
+            break;
+        }
+    }
+    assert!(arrived, "the group did not arrive");
+    let built_at = built_at.expect("the field was finished");
+    assert!(built_at > 1, "built in {built_at} steps: not sliced");
+    // The corner was walked, not cut.
+    assert!(
+        track
+            .iter()
+            .any(|p| p.distance(DVec2::new(50.0, 6.0)) < 2.5),
+        "the group cut the corner"
+    );
+    assert!(track.last().unwrap().distance(DVec2::new(50.0, 34.0)) < 1.5);
+    // The stand-in goal went once the field was whole: the route holds only built goals.
+    assert!(!routes.route(route).unwrap().is_building());
+}
