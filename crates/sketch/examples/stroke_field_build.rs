@@ -1,6 +1,8 @@
 //! Builds the stroke field of the `stroke_field` benchmark's scene (a winding 150 m stroke over
 //! a 256 × 256-cell world with three buildings) and prints where the time goes: the chain and
-//! segments, the first segment's whole-world field, solves and their times.
+//! segments, the first segment's whole-world field, solves and their times. Then the same scene
+//! twice as large (128 m, 512 × 512 cells, a 374 m stroke) built a slice per frame with a 4 ms
+//! budget: how many frames, and the longest slice.
 //!
 //! `cargo run --release -p crowdfield_sketch --example stroke_field_build`
 
@@ -65,6 +67,36 @@ fn main() {
             ms(walkable),
             ms(rest),
             ms(far_join),
+        );
+    }
+    // Twice as large, time-sliced.
+    let big_stroke = Stroke::from_positions(stroke.positions().iter().map(|p| *p * 2.0))
+        .expect("finite");
+    let big_buildings: Vec<Shape> = buildings
+        .iter()
+        .map(|b| b.transformed(DVec2::ZERO, 0.0, DVec2::splat(2.0)))
+        .collect();
+    let big_world = (DVec2::ZERO, DVec2::splat(128.0));
+    let budget = std::time::Duration::from_millis(4);
+    for run in 0..3 {
+        let t = Instant::now();
+        let mut f = StrokeField::begin(&big_stroke, big_world, &big_buildings, settings.clone())
+            .expect("begins");
+        let first = t.elapsed();
+        let mut slices = Vec::new();
+        while !f.is_complete() {
+            let t = Instant::now();
+            f.advance(budget).expect("builds");
+            slices.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let longest = slices.iter().copied().fold(0.0, f64::max);
+        println!(
+            "large run {run}: {} m stroke over 512 x 512 cells, {} segments; begun (chain and first segment) in {:.1} ms, then {} slices of at most {budget:?}: longest {longest:.1} ms, total {:.1} ms",
+            big_stroke.length().round(),
+            f.segments().len(),
+            first.as_secs_f64() * 1e3,
+            slices.len(),
+            slices.iter().sum::<f64>(),
         );
     }
 }
