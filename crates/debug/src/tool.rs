@@ -220,8 +220,8 @@ pub fn brush_label(brush: &ToolBrush) -> String {
     format!("brush: {what}, radius {:.2} m", brush.radius)
 }
 
-/// The sketch tool's resources and systems (in `Update`, in
-/// [`CrowdDebugSystems::Input`](crate::CrowdDebugSystems::Input) after the overlays' keys).
+/// The sketch tool's resources and systems (in `Update`, in [`SketchToolSystems`]; its
+/// drawing in [`CrowdDebugSystems::Draw`] when gizmos are there).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SketchTool;
 

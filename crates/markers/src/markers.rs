@@ -307,21 +307,13 @@ impl MarkerSet {
         if !(centre.is_finite() && radius.is_finite() && radius >= 0.0) {
             return;
         }
-        let (c0, r0) = self.cell_of(centre - DVec2::splat(radius));
-        let (c1, r1) = self.cell_of(centre + DVec2::splat(radius));
         let r2 = radius * radius;
-        for row in r0..=r1 {
-            for col in c0..=c1 {
-                for &i in &self.cells[row * self.cols + col] {
-                    let m = self.slots[i as usize]
-                        .as_ref()
-                        .expect("indexed markers live");
-                    if (m.position - centre).length_squared() <= r2 {
-                        f(MarkerId(i), m);
-                    }
-                }
+        let reach = DVec2::splat(radius);
+        self.for_each_in_box(centre - reach, centre + reach, |id, m| {
+            if (m.position - centre).length_squared() <= r2 {
+                f(id, m);
             }
-        }
+        });
     }
 
     /// The markers within `radius` of `centre`, by id.

@@ -70,8 +70,8 @@ fn main() {
         );
     }
     // Twice as large, time-sliced.
-    let big_stroke = Stroke::from_positions(stroke.positions().iter().map(|p| *p * 2.0))
-        .expect("finite");
+    let big_stroke =
+        Stroke::from_positions(stroke.positions().iter().map(|p| *p * 2.0)).expect("finite");
     let big_buildings: Vec<Shape> = buildings
         .iter()
         .map(|b| b.transformed(DVec2::ZERO, 0.0, DVec2::splat(2.0)))
