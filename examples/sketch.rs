@@ -11,8 +11,9 @@
 //! The demo drives the tool with the same mouse and key events a user makes: it selects the
 //! wedge and draws its path along the main street, selects the six walkers and draws a trunk to
 //! the crossroads, then a branch north for three of them and a branch south for the others
-//! (Alt held: waypoints along them), draws a crescent as the box group's formation and sends
-//! it east, and sprays markers with the brush. Screenshot mode plays it too.
+//! (Alt held: waypoints along them), draws a crescent as the box group's formation and its path
+//! along the bottom street, sprays markers with the brush, and leaves a last path half drawn.
+//! Screenshot mode plays it too.
 
 #[path = "support/mod.rs"]
 mod support;
