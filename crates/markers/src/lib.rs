@@ -7,8 +7,9 @@
 //! (painted terrain), beside the repository. Plain Rust over the field and steering cores; no
 //! Bevy.
 //!
-//! This crate holds the marker sets and the painted terrain; the marker back end's steps (the
-//! personal-space split, tree paths and the group behaviours of seed 002) build on them. The
+//! This crate holds the marker sets, the painted terrain and the building blocks of the marker
+//! step (the personal-space split, the weighting f, d_enf); tree paths and the group behaviours
+//! of seed 002 build on them. The
 //! sketch planner's brushes (`crowdfield_sketch::brush`) edit them.
 //!
 //! ```
@@ -37,10 +38,13 @@
 //! ## Modules
 //!
 //! - [`markers`]: marker sets, their generation, index, spray, erase and edit log.
+//! - [`personal`]: personal space (markers split among agents), the seed's weighting f and
+//!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
 
 pub mod error;
 pub mod markers;
+pub mod personal;
 pub mod terrain;
 
 pub use error::MarkerError;
