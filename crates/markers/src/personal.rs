@@ -39,7 +39,7 @@ pub fn goal_direction(p: DVec2, goal: DVec2, markers: &[DVec2]) -> Option<DVec2>
         sum += w;
         d += w * (m - p);
     }
-    if !(sum > 0.0) {
+    if sum.is_nan() || sum <= 0.0 {
         return None;
     }
     let d = d / sum;
