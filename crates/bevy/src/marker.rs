@@ -194,7 +194,7 @@ fn sync_markers(
         .scene
         .as_ref()
         .is_some_and(|(a, b, s)| *a == min && *b == max && s.as_slice() == statics);
-    if markers.set.is_none() || !same_scene || markers.ground != ground {
+    if markers.set.is_none() || !same_scene || !same_ground(markers.ground, ground) {
         let scene = (min, max, statics.to_vec());
         // Keep the brushes' edits; the ground's own generation follows `ground`.
         let mut edits: Vec<crowdfield_markers::Edit> = markers
@@ -223,13 +223,25 @@ fn sync_markers(
                 markers.version += 1;
             }
             Err(error) => {
-                if markers.ground != ground || markers.set.is_none() {
+                // Said once per refused ground, not every frame.
+                if !same_ground(markers.ground, ground) {
                     rejected.write(MarkersRejected { error });
                 }
-                // Keep what there was; try again when the ground or the scene changes.
                 markers.ground = ground;
                 if markers.set.is_none() {
-                    return;
+                    // No set yet: one without the refused ground, so brush strokes still land.
+                    match MarkerWorld::build(&scene, &[]) {
+                        Ok(set) => {
+                            markers.set = Some(set);
+                            markers.scene = Some(scene);
+                            markers.version += 1;
+                        }
+                        // The crowd's own bounds and shapes were accepted; this is a bug.
+                        Err(e) => {
+                            error!("crowdfield: no marker set over the scene: {e}");
+                            return;
+                        }
+                    }
                 }
             }
         }
@@ -271,6 +283,19 @@ fn sync_markers(
             }
         }
     }
+}
+
+/// Whether two grounds are the same, bit for bit (a NaN density is the same as itself: a
+/// refused ground is not tried again every frame).
+fn same_ground(a: Option<MarkerGround>, b: Option<MarkerGround>) -> bool {
+    let bits = |g: MarkerGround| {
+        let generation = match g.generation {
+            Generation::JitteredGrid => None,
+            Generation::DartThrowing { min_distance } => Some(min_distance.to_bits()),
+        };
+        (generation, g.density.to_bits(), g.seed)
+    };
+    a.map(bits) == b.map(bits)
 }
 
 /// A seed for the edit at `index` of a log whose ground seed is `seed` (SplitMix64's

@@ -144,7 +144,9 @@ fn the_same_scene_and_strokes_give_the_same_markers() {
             .map(|(id, m)| (id, m.position))
             .collect::<Vec<_>>()
     };
-    assert_eq!(run(), run());
+    let first = run();
+    assert!(first.len() > 10_000, "{} markers", first.len());
+    assert_eq!(first, run());
 }
 
 #[test]
@@ -197,4 +199,23 @@ fn brushes_without_a_ground_start_an_empty_set_and_bad_input_is_refused() {
     run_until(&mut app, 3, |_| false);
     assert_eq!(app.world().resource::<Refused>().ground, 1);
     assert_eq!(set(&app).len(), sprayed);
+}
+
+#[test]
+fn a_refused_ground_is_said_once_and_brushes_still_land() {
+    let mut app = marker_app();
+    app.insert_resource(MarkerGround {
+        density: f64::NAN,
+        ..default()
+    });
+    run_until(&mut app, 3, |_| false);
+    assert_eq!(app.world().resource::<Refused>().ground, 1);
+    let spray = BrushKind::Spray {
+        density: 60.0,
+        tag: None,
+    };
+    brush(&mut app, spray, 1.0, vec![Vec2::new(5.0, 5.0)]);
+    run_until(&mut app, 3, |_| false);
+    assert!(set(&app).len() > 100, "{}", set(&app).len());
+    assert_eq!(app.world().resource::<Refused>().ground, 1);
 }
