@@ -31,6 +31,18 @@ pub enum MarkerError {
         /// How many the set would hold.
         wanted: u64,
     },
+    /// A goal off the walkable ground (outside the world, in an obstacle, on forbidden
+    /// ground): no tree could reach it.
+    #[error("the goal ({x}, {y}) is not on walkable ground")]
+    GoalNotWalkable {
+        /// Where.
+        x: f64,
+        /// Where.
+        y: f64,
+    },
+    /// An order that cannot be followed (a target that is the agent itself, an unknown mask).
+    #[error("bad order: {0}")]
+    BadOrder(&'static str),
     /// A setting out of range.
     #[error("bad marker setting: {0}")]
     BadSetting(&'static str),

@@ -42,13 +42,20 @@
 //!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
 
+pub mod crowd;
 pub mod error;
 pub mod markers;
 pub mod personal;
 pub mod terrain;
+pub mod tree;
 
+pub use crowd::{
+    Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
+    PersonalSpace, Phase, Sensed,
+};
 pub use error::MarkerError;
 pub use markers::{
     Edit, Generation, MAX_DENSITY, MAX_MARKERS, Marker, MarkerId, MarkerSet, MarkerSettings,
 };
 pub use terrain::{Terrain, TerrainMap, TerrainRegion};
+pub use tree::{Aim, NodeId, NodeKind, PathNode, TreePath, TreeSettings};

@@ -288,6 +288,31 @@ impl MarkerSet {
             && self.terrain.terrain_at(p).is_walkable()
     }
 
+    /// Whether the segment `a`–`b` crosses no obstacle (a line of sight: tree nodes see only
+    /// the markers in sight and grow no segment through a wall, digest 002 G19).
+    pub fn sees(&self, a: DVec2, b: DVec2) -> bool {
+        if !(a.is_finite() && b.is_finite()) {
+            return false;
+        }
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.obstacles
+            .iter()
+            .zip(&self.obstacle_boxes)
+            .all(|(s, (blo, bhi))| {
+                hi.cmplt(*blo).any()
+                    || lo.cmpgt(*bhi).any()
+                    || s.segment_distance(a, b).is_ok_and(|d| d > 0.0)
+            })
+    }
+
+    /// Whether an obstacle's bounding box comes within `reach` of `p` (where lines of sight
+    /// round `p` need checking at all).
+    pub fn obstacle_near(&self, p: DVec2, reach: f64) -> bool {
+        self.obstacle_boxes
+            .iter()
+            .any(|(lo, hi)| (p + reach).cmpge(*lo).all() && (p - reach).cmple(*hi).all())
+    }
+
     fn in_obstacle(&self, p: DVec2) -> bool {
         self.obstacles
             .iter()

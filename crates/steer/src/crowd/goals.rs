@@ -222,6 +222,12 @@ impl Goal {
         &self.shape
     }
 
+    /// The goal region's centre (where an agent of the marker back end heads, and where
+    /// arrival is measured from).
+    pub fn centre(&self) -> DVec2 {
+        self.centre
+    }
+
     /// The map towards this goal: its harmonic global map, a search's map, or a map handed
     /// over from outside. For a point or a direction from outside, the static obstacles with
     /// the region's cells as goals, unsolved (every free cell at 1).

@@ -1,0 +1,1374 @@
+//! The marker back end's step (digest 002 §2.6–§2.12, §3 A3 and A5–A9): agents of a crowd
+//! steered by tree paths and markers instead of local maps.
+//!
+//! A [`MarkerCrowd`] keeps, for each agent given to it (by [`AgentId`]; the agents themselves
+//! are the crowd's), an [`Order`] and the state that decides its steps: a [`TreePath`] and the
+//! node it walks to, or its direct motion. Each step ([`MarkerCrowd::step`]) reads every
+//! agent's position (marker agents and any other: they see each other) and returns the marker
+//! agents' displacements:
+//!
+//! 1. Edits of the marker set since the last step reach the trees (G18): erased ground kills
+//!    the nodes on it, sprayed markers can be grown over.
+//! 2. Aims: a goal point ([`Order::Seek`], the crowd goal for [`Order::Goals`]), a target that
+//!    moves ([`Order::Pursue`], [`Order::Surround`]: the tree is cut where the target crosses it
+//!    and pruned beyond R_d, A4), a threat to leave ([`Order::Escape`], Eq. 13), a formation
+//!    shape (an automatic goal inside its convex hull, then direct motion, A6).
+//! 3. One growth iteration per tree (G6), in parallel; surrounding pursuers of one target
+//!    grow one after the other in id order over shared claims, so their trees hold disjoint
+//!    markers (G17).
+//! 4. Motion: β = speed · dt along the tree towards the next node (Eq. 9), choosing at key
+//!    positions (A3), or towards the weighted markers of the personal space (Eqs. 10–12) with
+//!    the formation (Eq. 14) and alignment (§2.11) weights.
+//! 5. In [`Mode::Groups`], d_enf (Eq. 8, [`Enforcement`]); in [`Mode::Crowd`], marker
+//!    reservation instead (A9): an agent moves to its next node only holding all of that node's
+//!    markers, taken atomically in id order, and waits otherwise; a wait past
+//!    [`MarkerCrowdSettings::wait_limit`] regrows its way round the markers others hold (G11).
+//!
+//! [`MarkerCrowd::drive`] runs a step over a [`Crowd`]: it reads the positions and goals there
+//! and hands the steps over to agents with [`Steering::External`], whose collision guard,
+//! states and events are every agent's.
+
+use std::collections::BTreeMap;
+
+use crowdfield_steer::{AgentGrid, AgentId, Crowd, HandedStep, Steering};
+use glam::DVec2;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::personal::{MIN_DISTANCE, PERSONAL_RADIUS, direct_direction};
+use crate::tree::{Aim, Claims, IdMap, NodeId, NodeKind, TreePath, TreeSettings};
+use crate::{Edit, MarkerError, MarkerId, MarkerSet, Terrain};
+
+/// What a marker agent does (digest 002 §3 A3, A5–A7).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Order {
+    /// Walk a tree path to a point (goal-based motion, Eq. 9).
+    Seek(DVec2),
+    /// Walk a tree path to the agent's current goal in the crowd (its region's centre); the
+    /// crowd judges arrival and hands out the next goal.
+    Goals,
+    /// Follow another agent, regrowing where it crosses the path (§5.1).
+    Pursue(AgentId),
+    /// Pursue a target together with every other agent surrounding it: their trees hold
+    /// disjoint markers, so they come from different sides (§5.1).
+    Surround(AgentId),
+    /// Leave the circle of these followers (Eq. 13).
+    Escape(Vec<AgentId>),
+    /// Fill the formation shape sprayed with marker tag `shape` (§5.2, Eq. 14); with a mask,
+    /// align inside it too (§7, Fig. 10).
+    Formation {
+        /// The tag of the shape's markers.
+        shape: u32,
+        /// An alignment mask, by index in [`MarkerCrowd::masks`].
+        mask: Option<usize>,
+    },
+    /// Direct motion over an alignment mask (§5.3).
+    Align(usize),
+}
+
+/// An alignment mask (digest 002 §2.11, G14): the markers within half its width of its lines
+/// weigh their distance from the agent.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mask {
+    /// Horizontal and vertical lines `spacing` apart through `origin`.
+    Grid {
+        /// A crossing of two lines.
+        origin: DVec2,
+        /// Metres between lines (the digest's default: 1.0).
+        spacing: f64,
+        /// Line width, metres (0.2).
+        width: f64,
+    },
+    /// Segments.
+    Lines {
+        /// Each segment's ends.
+        segments: Vec<(DVec2, DVec2)>,
+        /// Line width, metres.
+        width: f64,
+    },
+}
+
+impl Mask {
+    /// Whether `p` lies on the mask.
+    pub fn contains(&self, p: DVec2) -> bool {
+        match self {
+            Mask::Grid {
+                origin,
+                spacing,
+                width,
+            } => {
+                let q = (p - *origin) / *spacing;
+                let off = (q - q.round()).abs() * *spacing;
+                off.min_element() <= width * 0.5
+            }
+            Mask::Lines { segments, width } => segments.iter().any(|(a, b)| {
+                let ab = *b - *a;
+                let t = ((p - *a).dot(ab) / ab.length_squared().max(1e-12)).clamp(0.0, 1.0);
+                (*a + ab * t - p).length() <= width * 0.5
+            }),
+        }
+    }
+
+    fn validate(&self) -> Result<(), MarkerError> {
+        let ok = match self {
+            Mask::Grid {
+                origin,
+                spacing,
+                width,
+            } => origin.is_finite() && spacing.is_finite() && *spacing > 0.0 && width.is_finite(),
+            Mask::Lines { segments, width } => {
+                width.is_finite() && segments.iter().all(|(a, b)| a.is_finite() && b.is_finite())
+            }
+        };
+        if ok
+            && !matches!(self, Mask::Grid { width, .. } | Mask::Lines { width, .. } if *width <= 0.0)
+        {
+            Ok(())
+        } else {
+            Err(MarkerError::BadSetting(
+                "a mask needs finite lines, a positive spacing and a positive width",
+            ))
+        }
+    }
+}
+
+/// How close agents are kept apart in group modes (digest 002 §2.6, G8).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Enforcement {
+    /// Each agent of a pair closer than t_min moves (t_min − d)/2 away from the other (a
+    /// random way when they coincide): the pair ends t_min apart (Treuille's projection).
+    #[default]
+    Projection,
+    /// Eq. 8 as printed: half the separation, averaged over the close agents.
+    Literal,
+    /// None (the crowd's collision guard alone keeps bodies apart).
+    Off,
+}
+
+/// Which markers of its personal space an agent in direct motion uses.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PersonalSpace {
+    /// Those within R nearer it than any other agent (a Voronoi split: no marker has two
+    /// users, so agents spread over a shape).
+    #[default]
+    Exclusive,
+    /// Every marker within R, as the seed has it, with its competition rule for alignment
+    /// weights (the nearest agent weighs a marker with the sum of everyone's weights).
+    Shared,
+}
+
+/// Collision handling: the seed's group mode or its crowd mode (digest 002 §2.6, §2.12).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// d_enf keeps agents t_min apart.
+    #[default]
+    Groups,
+    /// Marker reservation along the path nodes, no d_enf (needs A_r ≥ α/2).
+    Crowd,
+}
+
+/// Settings of the marker back end (defaults: the seed's, digest 002 §2.13).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MarkerCrowdSettings {
+    /// How trees grow.
+    pub tree: TreeSettings,
+    /// Walking speed, m/s (1.2: the seed's β = 0.05 m a frame at 24 frames a second).
+    pub speed: f64,
+    /// Seconds per step (1/24).
+    pub dt: f64,
+    /// Personal space R, metres (1.2).
+    pub personal_radius: f64,
+    /// Which markers of it direct motion uses.
+    pub personal_space: PersonalSpace,
+    /// t_min, metres (0.5).
+    pub min_distance: f64,
+    /// d_enf's form.
+    pub enforcement: Enforcement,
+    /// Groups (d_enf) or crowd (reservation).
+    pub mode: Mode,
+    /// Formation weight w_max (10, at least 1).
+    pub w_max: f64,
+    /// Steps a crowd agent waits for its next node's markers before it regrows round them
+    /// (48: 2 s at 24 steps a second, G11).
+    pub wait_limit: u32,
+    /// Direct motion slows where its markers pull evenly (G12: the step scaled by
+    /// min(1, ‖m_d‖ / (Σ w · 0.1 m))); off, a full step every frame as printed.
+    pub settle: bool,
+    /// Seed of every agent's random stream (with its id).
+    pub seed: u64,
+}
+
+impl Default for MarkerCrowdSettings {
+    fn default() -> Self {
+        Self {
+            tree: TreeSettings::default(),
+            speed: 1.2,
+            dt: 1.0 / 24.0,
+            personal_radius: PERSONAL_RADIUS,
+            personal_space: PersonalSpace::Exclusive,
+            min_distance: MIN_DISTANCE,
+            enforcement: Enforcement::Projection,
+            mode: Mode::Groups,
+            w_max: 10.0,
+            wait_limit: 48,
+            settle: true,
+            seed: 0,
+        }
+    }
+}
+
+impl MarkerCrowdSettings {
+    /// The seed's crowd mode with its experiments' A_r = α/2 (digest 002 G1: "crowd-literal").
+    pub fn crowd_literal() -> Self {
+        let mut s = Self {
+            mode: Mode::Crowd,
+            ..Self::default()
+        };
+        s.tree.action_radius = s.tree.segment / 2.0;
+        s.tree.restriction = s.tree.segment;
+        s
+    }
+
+    /// β, the step length: speed × dt.
+    pub fn step_length(&self) -> f64 {
+        self.speed * self.dt
+    }
+
+    /// Checks the ranges (and, in crowd mode, A_r ≥ α/2).
+    pub fn validate(&self) -> Result<(), MarkerError> {
+        self.tree.validate()?;
+        let positive = [self.speed, self.dt, self.personal_radius, self.min_distance];
+        if positive.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(MarkerError::BadSetting(
+                "speed, dt, personal radius and t_min must be positive and finite",
+            ));
+        }
+        if !(self.w_max.is_finite() && self.w_max >= 1.0) {
+            return Err(MarkerError::BadSetting("w_max must be at least 1"));
+        }
+        if self.mode == Mode::Crowd && self.tree.action_radius < self.tree.segment / 2.0 {
+            return Err(MarkerError::BadSetting(
+                "crowd mode needs A_r ≥ α/2 (crossing paths must share markers)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where a marker agent stands in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Walking a tree path (goal-based motion).
+    Tree,
+    /// Direct motion in a formation shape.
+    Formation,
+    /// Direct motion with alignment markers in reach.
+    Aligning,
+    /// At its goal (or with none).
+    Arrived,
+}
+
+/// Something a step did that a host or a test may want to know.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MarkerEvent {
+    /// An agent changed phase.
+    Phase {
+        /// Who.
+        agent: AgentId,
+        /// Its new phase.
+        phase: Phase,
+    },
+    /// A pursued target crossed an agent's path, which was cut there and regrows from it.
+    Crossed {
+        /// The pursuer.
+        agent: AgentId,
+        /// Where.
+        at: DVec2,
+    },
+    /// An agent's tree reached its aim.
+    Reached {
+        /// Whose.
+        agent: AgentId,
+        /// Growth iterations it took.
+        iterations: u32,
+    },
+    /// A crowd-mode agent waited past the limit and regrew its way.
+    Deadlock {
+        /// Who.
+        agent: AgentId,
+    },
+}
+
+/// The marker back end's decision state of one crowd agent.
+#[derive(Debug, Clone)]
+pub struct MarkerState {
+    order: Order,
+    tree: Option<TreePath>,
+    at: NodeId,
+    next: Option<NodeId>,
+    phase: Phase,
+    /// The formation's automatic goal.
+    target: Option<DVec2>,
+    direct: bool,
+    waited: u32,
+    held: Vec<MarkerId>,
+    holds_next: bool,
+    rng: ChaCha8Rng,
+    seed: u64,
+    /// This step's plan: the displacement before d_enf and reservation.
+    plan: DVec2,
+}
+
+impl MarkerState {
+    /// Its order.
+    pub fn order(&self) -> &Order {
+        &self.order
+    }
+    /// Its tree path, when it walks one.
+    pub fn tree(&self) -> Option<&TreePath> {
+        self.tree.as_ref()
+    }
+    /// The node it walks to.
+    pub fn next(&self) -> Option<NodeId> {
+        self.next
+    }
+    /// The node it last reached.
+    pub fn at(&self) -> NodeId {
+        self.at
+    }
+    /// Its phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// The markers it holds (crowd mode).
+    pub fn held(&self) -> &[MarkerId] {
+        &self.held
+    }
+    /// Whether it waits for markers others hold (crowd mode).
+    pub fn is_waiting(&self) -> bool {
+        self.waited > 0
+    }
+    /// The formation's automatic goal, once chosen.
+    pub fn formation_goal(&self) -> Option<DVec2> {
+        self.target
+    }
+}
+
+/// The marker back end (see the module doc).
+#[derive(Debug, Clone)]
+pub struct MarkerCrowd {
+    settings: MarkerCrowdSettings,
+    states: BTreeMap<AgentId, MarkerState>,
+    masks: Vec<Mask>,
+    /// Shared claims of each surrounded target's pursuers.
+    claims: BTreeMap<AgentId, Claims>,
+    /// Crowd mode: who holds each marker.
+    holders: IdMap<MarkerId, AgentId>,
+    events: Vec<MarkerEvent>,
+    edits_seen: usize,
+    steps: u64,
+    max_iterations: u32,
+}
+
+/// One agent as a step reads it: every agent of the crowd, marker or not.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sensed {
+    /// Which.
+    pub id: AgentId,
+    /// Where.
+    pub position: DVec2,
+    /// Its current goal point (for [`Order::Goals`]).
+    pub goal: Option<DVec2>,
+}
+
+impl MarkerCrowd {
+    /// An empty back end with `settings` (checked).
+    pub fn new(settings: MarkerCrowdSettings) -> Result<Self, MarkerError> {
+        settings.validate()?;
+        let mut tree = settings.tree;
+        tree.store_reservations = settings.mode == Mode::Crowd;
+        Ok(Self {
+            settings: MarkerCrowdSettings { tree, ..settings },
+            states: BTreeMap::new(),
+            masks: Vec::new(),
+            claims: BTreeMap::new(),
+            holders: IdMap::default(),
+            events: Vec::new(),
+            edits_seen: 0,
+            steps: 0,
+            max_iterations: 0,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &MarkerCrowdSettings {
+        &self.settings
+    }
+
+    /// Adds an alignment mask; returns its index for [`Order::Align`] and
+    /// [`Order::Formation`].
+    pub fn add_mask(&mut self, mask: Mask) -> Result<usize, MarkerError> {
+        mask.validate()?;
+        self.masks.push(mask);
+        Ok(self.masks.len() - 1)
+    }
+
+    /// The masks, by index.
+    pub fn masks(&self) -> &[Mask] {
+        &self.masks
+    }
+
+    /// Gives agent `id` an order (replacing any earlier one, its tree dropped). Refuses a
+    /// seek goal off the walkable ground, a mask it does not know, a target that is the agent
+    /// itself.
+    pub fn insert(
+        &mut self,
+        set: &MarkerSet,
+        id: AgentId,
+        order: Order,
+    ) -> Result<(), MarkerError> {
+        match &order {
+            Order::Seek(g) => {
+                if !g.is_finite() {
+                    return Err(MarkerError::NonFinite("a seek goal"));
+                }
+                if !set.is_walkable(*g) {
+                    return Err(MarkerError::GoalNotWalkable { x: g.x, y: g.y });
+                }
+            }
+            Order::Pursue(t) | Order::Surround(t) if *t == id => {
+                return Err(MarkerError::BadOrder("an agent cannot pursue itself"));
+            }
+            Order::Escape(from) if from.is_empty() || from.contains(&id) => {
+                return Err(MarkerError::BadOrder(
+                    "an escape needs followers other than the agent",
+                ));
+            }
+            Order::Align(m) | Order::Formation { mask: Some(m), .. } if *m >= self.masks.len() => {
+                return Err(MarkerError::BadOrder("unknown alignment mask"));
+            }
+            _ => {}
+        }
+        self.release(id);
+        let seed = self.settings.seed ^ (u64::from(id.0) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.states.insert(
+            id,
+            MarkerState {
+                order,
+                tree: None,
+                at: NodeId(0),
+                next: None,
+                phase: Phase::Tree,
+                target: None,
+                direct: false,
+                waited: 0,
+                held: Vec::new(),
+                holds_next: false,
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                seed,
+                plan: DVec2::ZERO,
+            },
+        );
+        Ok(())
+    }
+
+    /// Takes agent `id` out of the back end (its markers and claims given back).
+    pub fn remove(&mut self, id: AgentId) -> Option<MarkerState> {
+        self.release(id);
+        self.states.remove(&id)
+    }
+
+    fn release(&mut self, id: AgentId) {
+        if let Some(s) = self.states.get_mut(&id) {
+            for m in s.held.drain(..) {
+                if self.holders.get(&m) == Some(&id) {
+                    self.holders.remove(&m);
+                }
+            }
+            if let Order::Surround(t) = &s.order
+                && let Some(claims) = self.claims.get_mut(t)
+            {
+                claims.retain(|_, tag| *tag != id.0);
+            }
+        }
+    }
+
+    /// One agent's state.
+    pub fn state(&self, id: AgentId) -> Option<&MarkerState> {
+        self.states.get(&id)
+    }
+
+    /// Every agent's state, by id.
+    pub fn states(&self) -> impl Iterator<Item = (AgentId, &MarkerState)> {
+        self.states.iter().map(|(id, s)| (*id, s))
+    }
+
+    /// How many agents it steers.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether it steers none.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Who holds `marker` (crowd mode).
+    pub fn holder(&self, marker: MarkerId) -> Option<AgentId> {
+        self.holders.get(&marker).copied()
+    }
+
+    /// Every held marker with its holder (crowd mode).
+    pub fn holders(&self) -> impl Iterator<Item = (MarkerId, AgentId)> + '_ {
+        self.holders.iter().map(|(m, a)| (*m, *a))
+    }
+
+    /// The events since the last call.
+    pub fn take_events(&mut self) -> Vec<MarkerEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// The most growth iterations a tree has taken to reach its aim (the seed saw at most 49).
+    pub fn max_iterations(&self) -> u32 {
+        self.max_iterations
+    }
+
+    /// Steps run.
+    pub fn step_count(&self) -> u64 {
+        self.steps
+    }
+
+    /// Runs one step over `agents` (every agent of the crowd, marker agents among them) and
+    /// returns the marker agents' displacements, by id. An agent of the back end absent from
+    /// `agents`, or at a position that is not finite, gets none.
+    pub fn step(&mut self, set: &MarkerSet, agents: &[Sensed]) -> Vec<(AgentId, DVec2)> {
+        self.steps += 1;
+        self.catch_up(set);
+        let index: IdMap<AgentId, usize> =
+            agents.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
+        let points: Vec<Option<(DVec2, f64)>> = agents
+            .iter()
+            .map(|a| a.position.is_finite().then_some((a.position, 0.0)))
+            .collect();
+        let cell = self
+            .settings
+            .personal_radius
+            .max(self.settings.min_distance);
+        let grid = AgentGrid::build(&points, cell);
+        let beta = self.settings.step_length();
+        let settings = self.settings;
+        let mut shapes: BTreeMap<u32, Vec<DVec2>> = BTreeMap::new();
+
+        // Aims (sequential: the formation goal reads the shape's markers once a step).
+        let mut aims: Vec<(AgentId, Option<Aim>, bool)> = Vec::with_capacity(self.states.len());
+        let ids: Vec<AgentId> = self.states.keys().copied().collect();
+        for id in ids {
+            let s = self.states.get_mut(&id).expect("listed");
+            let Some(&i) = index.get(&id) else {
+                aims.push((id, None, false));
+                continue;
+            };
+            let p = agents[i].position;
+            if !p.is_finite() {
+                aims.push((id, None, false));
+                continue;
+            }
+            let at = |t: &AgentId| {
+                index
+                    .get(t)
+                    .map(|&j| agents[j].position)
+                    .filter(|q| q.is_finite())
+            };
+            let (aim, moving) = match &s.order {
+                Order::Seek(g) => (Some(Aim::Towards(*g)), false),
+                Order::Goals => (
+                    agents[i].goal.filter(|g| g.is_finite()).map(Aim::Towards),
+                    false,
+                ),
+                Order::Pursue(t) | Order::Surround(t) => (at(t).map(Aim::Towards), true),
+                Order::Escape(from) => {
+                    let qs: Vec<DVec2> = from.iter().filter_map(at).collect();
+                    if qs.is_empty() {
+                        (None, true)
+                    } else {
+                        let c = qs.iter().sum::<DVec2>() / qs.len() as f64;
+                        let radius = qs.iter().map(|q| (*q - c).length()).fold(0.0, f64::max);
+                        (Some(Aim::AwayFrom { centre: c, radius }), true)
+                    }
+                }
+                Order::Formation { shape, .. } => {
+                    let tag = *shape;
+                    let markers = shapes.entry(tag).or_insert_with(|| {
+                        set.markers()
+                            .filter(|(_, m)| m.tag == Some(tag))
+                            .map(|(_, m)| m.position)
+                            .collect()
+                    });
+                    if !s.direct {
+                        let r2 = settings.personal_radius * settings.personal_radius;
+                        if markers.iter().any(|m| (*m - p).length_squared() <= r2) {
+                            s.direct = true;
+                            s.tree = None;
+                            s.phase = Phase::Formation;
+                            self.events.push(MarkerEvent::Phase {
+                                agent: id,
+                                phase: Phase::Formation,
+                            });
+                        } else if s.target.is_none() {
+                            s.target =
+                                formation_goal(markers, settings.personal_radius, &mut s.rng);
+                        }
+                    }
+                    (
+                        if s.direct {
+                            None
+                        } else {
+                            s.target.map(Aim::Towards)
+                        },
+                        false,
+                    )
+                }
+                Order::Align(_) => {
+                    s.direct = true;
+                    (None, false)
+                }
+            };
+            // A new tree where there is none or a fixed aim changed; a moving aim retargets.
+            if let Some(aim) = aim {
+                let rebuild = match &s.tree {
+                    None => true,
+                    Some(t) => !moving && t.aim() != aim,
+                };
+                if rebuild {
+                    for m in s.held.drain(..) {
+                        if self.holders.get(&m) == Some(&id) {
+                            self.holders.remove(&m);
+                        }
+                    }
+                    s.tree = TreePath::new(settings.tree, set, p, aim, s.seed, id.0).ok();
+                    s.at = NodeId(0);
+                    s.next = None;
+                    s.holds_next = false;
+                    if s.phase == Phase::Arrived {
+                        s.phase = Phase::Tree;
+                    }
+                }
+            }
+            // Reaching the next node.
+            if let (Some(next), Some(tree)) = (s.next, s.tree.as_ref())
+                && let Some(node) = tree.node(next)
+                && (node.position - p).length() <= beta + 1e-9
+            {
+                s.at = next;
+                s.next = None;
+                if settings.mode == Mode::Crowd {
+                    let keep = node.reservation.clone();
+                    let mut held = std::mem::take(&mut s.held);
+                    held.retain(|m| {
+                        let stay = keep.binary_search(m).is_ok();
+                        if !stay && self.holders.get(m) == Some(&id) {
+                            self.holders.remove(m);
+                        }
+                        stay
+                    });
+                    s.held = held;
+                    s.holds_next = false;
+                }
+            }
+            aims.push((id, aim, moving));
+        }
+
+        // Moving aims: cut where the target crossed, retarget beyond R_d.
+        for &(id, aim, moving) in &aims {
+            let (Some(aim), true) = (aim, moving) else {
+                continue;
+            };
+            let s = self.states.get_mut(&id).expect("listed");
+            let p = agents[index[&id]].position;
+            let Some(tree) = s.tree.as_mut() else {
+                continue;
+            };
+            if let (Aim::Towards(g), Aim::Towards(old)) = (aim, tree.aim()) {
+                if (g - old).length() <= 0.25 {
+                    continue;
+                }
+                // The target crossed the way ahead: the first segment within a body radius.
+                let way = way_ahead(tree, p, s.at, s.next);
+                if let Some((from, point)) = way.iter().find_map(|&(from, a, b)| {
+                    let q = closest_on(a, b, g);
+                    ((q - g).length() <= 0.25).then_some((from, q))
+                }) && let Some(cut) = tree.cut(set, from, point)
+                {
+                    let _ = tree.retarget(set, aim, cut);
+                    if from == s.at || Some(from) == s.next {
+                        s.next = if from == s.at { Some(cut) } else { s.next };
+                    }
+                    self.events.push(MarkerEvent::Crossed {
+                        agent: id,
+                        at: point,
+                    });
+                    continue;
+                }
+            } else if let (Aim::AwayFrom { centre, .. }, Aim::AwayFrom { centre: old, .. }) =
+                (aim, tree.aim())
+                && (centre - old).length() <= settings.tree.recompute
+            {
+                continue;
+            }
+            let walk = s.next.unwrap_or(s.at);
+            let _ = tree.retarget(set, aim, walk);
+            if s.next
+                .is_some_and(|n| tree.node(n).is_none_or(|n| !n.alive))
+            {
+                s.next = None;
+            }
+        }
+
+        // Growth: one iteration per tree, surrounding pursuers one after the other.
+        let mut states: Vec<(&AgentId, &mut MarkerState)> = self.states.iter_mut().collect();
+        states.par_iter_mut().for_each(|(_, s)| {
+            if matches!(s.order, Order::Surround(_)) {
+                return;
+            }
+            if let Some(tree) = s.tree.as_mut() {
+                tree.grow(set, None);
+            }
+        });
+        for (id, s) in states.iter_mut() {
+            if let (Order::Surround(t), Some(tree)) = (&s.order, s.tree.as_mut()) {
+                let claims = self.claims.entry(*t).or_default();
+                tree.release_claims(claims);
+                let _ = id;
+                tree.grow(set, Some(claims));
+            }
+        }
+
+        // Motion plans.
+        let masks = &self.masks;
+        states.par_iter_mut().for_each(|(id, s)| {
+            s.plan = DVec2::ZERO;
+            let Some(&i) = index.get(id) else {
+                return;
+            };
+            let p = agents[i].position;
+            if !p.is_finite() {
+                return;
+            }
+            if s.direct {
+                s.plan = direct_step(s, p, i, set, agents, &grid, masks, &settings);
+                return;
+            }
+            let Some(tree) = s.tree.as_mut() else {
+                return;
+            };
+            if s.next.is_none() {
+                s.next = tree.choose(s.at);
+            }
+            let target = match s.next.and_then(|n| tree.node(n)) {
+                Some(node) => node.position,
+                None => {
+                    // At the goal node: chase a moving goal, else stay.
+                    if tree.goal() == Some(s.at) {
+                        match (&s.order, tree.aim()) {
+                            (Order::Pursue(_) | Order::Surround(_), Aim::Towards(g)) => g,
+                            _ => p,
+                        }
+                    } else {
+                        p
+                    }
+                }
+            };
+            let d = target - p;
+            s.plan = if d.length() > beta {
+                d * (beta / d.length())
+            } else {
+                d
+            };
+        });
+        drop(states);
+
+        // Phases and reached aims.
+        for (&id, s) in &mut self.states {
+            let Some(&i) = index.get(&id) else {
+                continue;
+            };
+            let p = agents[i].position;
+            if let Some(tree) = &s.tree
+                && let Some(goal) = tree.goal()
+            {
+                if tree.node(goal).is_some_and(|n| n.born == tree.iterations())
+                    && s.phase == Phase::Tree
+                {
+                    self.max_iterations = self.max_iterations.max(tree.iterations());
+                }
+                let fixed = matches!(
+                    s.order,
+                    Order::Seek(_) | Order::Goals | Order::Formation { .. }
+                );
+                if fixed
+                    && s.at == goal
+                    && tree
+                        .node(goal)
+                        .is_some_and(|n| (n.position - p).length() <= beta + 1e-9)
+                    && s.phase == Phase::Tree
+                {
+                    s.phase = Phase::Arrived;
+                    self.events.push(MarkerEvent::Phase {
+                        agent: id,
+                        phase: Phase::Arrived,
+                    });
+                }
+            }
+            if let (Order::Formation { mask: Some(_), .. }, Phase::Formation) = (&s.order, s.phase)
+                && s.direct
+                && s.plan != DVec2::ZERO
+            {
+                let mask = match &s.order {
+                    Order::Formation { mask: Some(m), .. } => &self.masks[*m],
+                    _ => unreachable!(),
+                };
+                let mut near = false;
+                set.for_each_within(p, settings.personal_radius, |_, m| {
+                    near |= mask.contains(m.position);
+                });
+                if near {
+                    s.phase = Phase::Aligning;
+                    self.events.push(MarkerEvent::Phase {
+                        agent: id,
+                        phase: Phase::Aligning,
+                    });
+                }
+            }
+        }
+        self.note_reached();
+
+        // Collision handling.
+        let mut out: Vec<(AgentId, DVec2)> = Vec::with_capacity(self.states.len());
+        match settings.mode {
+            Mode::Groups if settings.enforcement == Enforcement::Projection => {
+                // Projected from where the plans lead, pair by pair in order, until no pair of
+                // marker agents is closer than t_min (or 50 passes).
+                let mut q: Vec<DVec2> = agents.iter().map(|a| a.position).collect();
+                let mut movable = vec![false; agents.len()];
+                for (&id, s) in &self.states {
+                    if let Some(&i) = index.get(&id)
+                        && q[i].is_finite()
+                    {
+                        q[i] += s.plan;
+                        movable[i] = true;
+                    }
+                }
+                project(&mut q, &movable, agents, &settings);
+                for &id in self.states.keys() {
+                    if let Some(&i) = index.get(&id)
+                        && movable[i]
+                    {
+                        out.push((id, q[i] - agents[i].position));
+                    }
+                }
+            }
+            Mode::Groups => {
+                for (&id, s) in &self.states {
+                    let Some(&i) = index.get(&id) else {
+                        continue;
+                    };
+                    if !agents[i].position.is_finite() {
+                        continue;
+                    }
+                    let push = enforce_literal(&grid, agents, i, &settings);
+                    out.push((id, s.plan + push));
+                }
+            }
+            Mode::Crowd => self.reserve(set, agents, &index, &mut out),
+        }
+        out
+    }
+
+    fn note_reached(&mut self) {
+        for (&id, s) in &self.states {
+            if let Some(tree) = &s.tree
+                && let Some(goal) = tree.goal()
+                && tree.node(goal).is_some_and(|n| n.born == tree.iterations())
+                && tree.iterations() > 0
+                && s.phase == Phase::Tree
+            {
+                self.events.push(MarkerEvent::Reached {
+                    agent: id,
+                    iterations: tree.iterations(),
+                });
+            }
+        }
+    }
+
+    /// Crowd mode (A9): in id order, an agent heading for a node takes all of its markers or
+    /// waits; a wait past the limit regrows round the markers others hold (G11).
+    fn reserve(
+        &mut self,
+        set: &MarkerSet,
+        agents: &[Sensed],
+        index: &IdMap<AgentId, usize>,
+        out: &mut Vec<(AgentId, DVec2)>,
+    ) {
+        let limit = self.settings.wait_limit;
+        let ids: Vec<AgentId> = self.states.keys().copied().collect();
+        for id in ids {
+            let Some(&i) = index.get(&id) else {
+                continue;
+            };
+            if !agents[i].position.is_finite() {
+                continue;
+            }
+            let s = self.states.get_mut(&id).expect("listed");
+            if s.phase == Phase::Arrived {
+                for m in s.held.drain(..) {
+                    if self.holders.get(&m) == Some(&id) {
+                        self.holders.remove(&m);
+                    }
+                }
+                out.push((id, DVec2::ZERO));
+                continue;
+            }
+            let Some(tree) = s.tree.as_mut() else {
+                out.push((id, DVec2::ZERO));
+                continue;
+            };
+            // The root's markers first (a spawn), then the next node's.
+            let wanted: Vec<NodeId> = if s.held.is_empty() {
+                std::iter::once(s.at).chain(s.next).collect()
+            } else if !s.holds_next {
+                s.next.into_iter().collect()
+            } else {
+                Vec::new()
+            };
+            let mut need: Vec<MarkerId> = wanted
+                .iter()
+                .filter_map(|n| tree.node(*n))
+                .flat_map(|n| n.reservation.iter().copied())
+                .collect();
+            need.sort_unstable();
+            need.dedup();
+            let blocked: Vec<MarkerId> = need
+                .iter()
+                .copied()
+                .filter(|m| self.holders.get(m).is_some_and(|h| *h != id))
+                .collect();
+            if blocked.is_empty() {
+                for m in need {
+                    if self.holders.insert(m, id).is_none() {
+                        s.held.push(m);
+                    }
+                }
+                s.held.sort_unstable();
+                s.held.dedup();
+                if s.next.is_some() {
+                    s.holds_next = true;
+                }
+                s.waited = 0;
+                out.push((id, if s.holds_next { s.plan } else { DVec2::ZERO }));
+                continue;
+            }
+            s.waited += 1;
+            out.push((id, DVec2::ZERO));
+            if s.waited > limit
+                && let Some(next) = s.next
+            {
+                // Regrow round the markers others hold: the blocked node dies, its parent
+                // grows again without them.
+                tree.bar(blocked);
+                if tree.node(next).is_some_and(|n| n.kind != NodeKind::Root) {
+                    tree.kill(next);
+                }
+                tree.revive(s.at);
+                s.next = None;
+                s.waited = 0;
+                let _ = set;
+                self.events.push(MarkerEvent::Deadlock { agent: id });
+            }
+        }
+    }
+
+    /// Brings the trees up to the marker set's edits since the last step (G18). A set that is
+    /// not the one seen before (fewer edits) restarts every tree.
+    fn catch_up(&mut self, set: &MarkerSet) {
+        let edits = set.edits();
+        if edits.len() < self.edits_seen {
+            for s in self.states.values_mut() {
+                s.tree = None;
+                s.held.clear();
+            }
+            self.holders.clear();
+            self.claims.clear();
+        } else {
+            for edit in &edits[self.edits_seen..] {
+                let erased = match edit {
+                    Edit::Erase { shape } => Some(shape),
+                    Edit::Paint {
+                        shape,
+                        terrain: Terrain::Forbidden,
+                    } => Some(shape),
+                    _ => None,
+                };
+                for s in self.states.values_mut() {
+                    let Some(tree) = s.tree.as_mut() else {
+                        continue;
+                    };
+                    match erased {
+                        Some(shape) => {
+                            if tree.erase(shape)
+                                && s.next
+                                    .is_some_and(|n| tree.node(n).is_none_or(|n| !n.alive))
+                            {
+                                s.next = None;
+                                tree.revive(s.at);
+                            }
+                        }
+                        None => tree.refresh(),
+                    }
+                }
+            }
+        }
+        self.edits_seen = edits.len();
+    }
+
+    /// Runs a step over `crowd`: every agent's position and current goal centre are read
+    /// there, and each marker agent with [`Steering::External`] is handed its displacement
+    /// (shortened to its `max_step`). Agents the crowd no longer has leave the back end.
+    /// Returns how many steps were handed over.
+    pub fn drive(&mut self, crowd: &mut Crowd, set: &MarkerSet) -> Result<usize, MarkerError> {
+        let agents: Vec<Sensed> = crowd
+            .agents()
+            .map(|(id, a)| Sensed {
+                id,
+                position: a.position(),
+                goal: a
+                    .params()
+                    .goals
+                    .get(a.goal_index())
+                    .and_then(|g| crowd.goal(*g))
+                    .map(|g| g.centre()),
+            })
+            .collect();
+        let gone: Vec<AgentId> = self
+            .states
+            .keys()
+            .filter(|id| crowd.agent(**id).is_none())
+            .copied()
+            .collect();
+        for id in gone {
+            self.remove(id);
+        }
+        let steps = self.step(set, &agents);
+        let mut handed = 0;
+        for (id, d) in steps {
+            let Some(agent) = crowd.agent(id) else {
+                continue;
+            };
+            if agent.params().steering != Steering::External {
+                continue;
+            }
+            let max = agent.params().max_step;
+            let d = if d.length() > max {
+                d * (max / d.length())
+            } else {
+                d
+            };
+            crowd.hand_over_step(
+                id,
+                HandedStep {
+                    displacement: d,
+                    heading: d.normalize_or_zero(),
+                    speed_factor: (d.length() / max).clamp(0.0, 1.0),
+                },
+            )?;
+            handed += 1;
+        }
+        Ok(handed)
+    }
+}
+
+/// The segments an agent at `p` will walk: to its next node, then down the tree towards the
+/// best node (each with its near end's node).
+fn way_ahead(
+    tree: &TreePath,
+    p: DVec2,
+    at: NodeId,
+    next: Option<NodeId>,
+) -> Vec<(NodeId, DVec2, DVec2)> {
+    let mut out = Vec::new();
+    let Some(mut n) = next else {
+        return out;
+    };
+    out.push((at, p, tree.node(n).map_or(p, |x| x.position)));
+    loop {
+        let node = tree.node(n).expect("live node");
+        let best = node
+            .children
+            .iter()
+            .filter(|c| tree.node(**c).is_some_and(|c| c.alive))
+            .max_by(|a, b| {
+                let sa = tree.aim().score(tree.node(**a).expect("child").position);
+                let sb = tree.aim().score(tree.node(**b).expect("child").position);
+                sa.total_cmp(&sb)
+            });
+        let Some(&c) = best else {
+            break;
+        };
+        out.push((n, node.position, tree.node(c).expect("child").position));
+        n = c;
+        if out.len() > 64 {
+            break;
+        }
+    }
+    out
+}
+
+fn closest_on(a: DVec2, b: DVec2, p: DVec2) -> DVec2 {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-18)).clamp(0.0, 1.0);
+    a + ab * t
+}
+
+/// The formation's automatic goal (A6, G13): a random point of the shape markers' convex
+/// hull within R of one of them (a random shape marker after 100 misses).
+fn formation_goal(markers: &[DVec2], reach: f64, rng: &mut ChaCha8Rng) -> Option<DVec2> {
+    if markers.is_empty() {
+        return None;
+    }
+    let hull = convex_hull(markers);
+    let (lo, hi) = markers.iter().fold(
+        (DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY)),
+        |(lo, hi), m| (lo.min(*m), hi.max(*m)),
+    );
+    let r2 = reach * reach;
+    for _ in 0..100 {
+        let q = lo + (hi - lo) * DVec2::new(rng.random(), rng.random());
+        if inside_hull(&hull, q) && markers.iter().any(|m| (*m - q).length_squared() <= r2) {
+            return Some(q);
+        }
+    }
+    Some(markers[rng.random_range(0..markers.len())])
+}
+
+/// The convex hull of `points`, counter-clockwise (Andrew's monotone chain).
+pub fn convex_hull(points: &[DVec2]) -> Vec<DVec2> {
+    let mut p: Vec<DVec2> = points.to_vec();
+    p.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    p.dedup();
+    if p.len() < 3 {
+        return p;
+    }
+    let cross = |o: DVec2, a: DVec2, b: DVec2| (a - o).perp_dot(b - o);
+    let mut hull: Vec<DVec2> = Vec::with_capacity(2 * p.len());
+    for pass in 0..2 {
+        let start = hull.len();
+        let iter: Box<dyn Iterator<Item = &DVec2>> = if pass == 0 {
+            Box::new(p.iter())
+        } else {
+            Box::new(p.iter().rev())
+        };
+        for &q in iter {
+            while hull.len() >= start + 2
+                && cross(hull[hull.len() - 2], hull[hull.len() - 1], q) <= 0.0
+            {
+                hull.pop();
+            }
+            hull.push(q);
+        }
+        hull.pop();
+    }
+    hull
+}
+
+fn inside_hull(hull: &[DVec2], q: DVec2) -> bool {
+    if hull.len() < 3 {
+        return false;
+    }
+    (0..hull.len()).all(|k| {
+        let (a, b) = (hull[k], hull[(k + 1) % hull.len()]);
+        (b - a).perp_dot(q - a) >= 0.0
+    })
+}
+
+/// A direct-motion step (Eqs. 10–12) with the order's weights.
+#[allow(clippy::too_many_arguments)]
+fn direct_step(
+    s: &MarkerState,
+    p: DVec2,
+    me: usize,
+    set: &MarkerSet,
+    agents: &[Sensed],
+    grid: &AgentGrid,
+    masks: &[Mask],
+    settings: &MarkerCrowdSettings,
+) -> DVec2 {
+    let r = settings.personal_radius;
+    let (shape, mask) = match &s.order {
+        Order::Formation { shape, mask } => (Some(*shape), mask.map(|m| &masks[m])),
+        Order::Align(m) => (None, Some(&masks[*m])),
+        _ => (None, None),
+    };
+    // Agents that may compete for a marker within R: those within 2R.
+    let mut rivals: smallvec::SmallVec<[(usize, DVec2); 16]> = smallvec::SmallVec::new();
+    grid.for_each_point_near(p, 2.0 * r, |j, q, _| {
+        if j != me && (q - p).length_squared() <= 4.0 * r * r {
+            rivals.push((j, q));
+        }
+    });
+    let weight_for = |m: &crate::Marker, from: DVec2| {
+        let form = if shape.is_some() && m.tag == shape {
+            settings.w_max
+        } else {
+            1.0
+        };
+        let align = match mask {
+            Some(mask) if mask.contains(m.position) => (m.position - from).length(),
+            _ => 1.0,
+        };
+        form * align
+    };
+    let r2 = r * r;
+    let mut weighted: Vec<(DVec2, f64)> = Vec::new();
+    let mut total = 0.0;
+    set.for_each_within(p, r, |_, m| {
+        let d = (m.position - p).length_squared();
+        let mut w = weight_for(m, p);
+        match settings.personal_space {
+            PersonalSpace::Exclusive => {
+                if rivals.iter().any(|&(j, q)| {
+                    let e = (m.position - q).length_squared();
+                    e < d || (e == d && j < me)
+                }) {
+                    return;
+                }
+            }
+            PersonalSpace::Shared => {
+                // The competition rule: the nearest agent weighs the marker with everyone's
+                // weights.
+                if mask.is_some() {
+                    let mut nearest = true;
+                    let mut sum = 0.0;
+                    for &(j, q) in &rivals {
+                        let e = (m.position - q).length_squared();
+                        if e <= r2 {
+                            sum += weight_for(m, q);
+                            nearest &= !(e < d || (e == d && j < me));
+                        }
+                    }
+                    if nearest {
+                        w += sum;
+                    }
+                }
+            }
+        }
+        total += w;
+        weighted.push((m.position, w));
+    });
+    let _ = agents;
+    let Some(md) = direct_direction(p, &weighted) else {
+        return DVec2::ZERO;
+    };
+    let beta = settings.step_length();
+    let scale = if settings.settle {
+        (md.length() / (total * 0.1)).min(1.0)
+    } else {
+        1.0
+    };
+    md.normalize() * beta * scale
+}
+
+/// Eq. 8 as printed for agent `i`: half its separation from each agent closer than t_min,
+/// averaged over them (none with [`Enforcement::Off`]).
+fn enforce_literal(
+    grid: &AgentGrid,
+    agents: &[Sensed],
+    i: usize,
+    settings: &MarkerCrowdSettings,
+) -> DVec2 {
+    if settings.enforcement == Enforcement::Off {
+        return DVec2::ZERO;
+    }
+    let t = settings.min_distance;
+    let p = agents[i].position;
+    let mut sum = DVec2::ZERO;
+    let mut count = 0usize;
+    grid.for_each_point_near(p, t, |j, q, _| {
+        if j != i && (p - q).length() < t {
+            count += 1;
+            sum += (p - q) * 0.5;
+        }
+    });
+    if count == 0 {
+        DVec2::ZERO
+    } else {
+        sum / count as f64
+    }
+}
+
+/// The projection (G8): every pair closer than t_min is pushed apart along its separation,
+/// each of two marker agents by half the overlap (a marker agent from any other agent by all
+/// of it), pairs taken in order, passes repeated until none overlaps by more than 1e-9 m or 50
+/// passes. Coincident agents part along a direction drawn from their ids.
+fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &MarkerCrowdSettings) {
+    let t = settings.min_distance;
+    for _ in 0..50 {
+        let points: Vec<Option<(DVec2, f64)>> = q
+            .iter()
+            .map(|p| p.is_finite().then_some((*p, 0.0)))
+            .collect();
+        let grid = AgentGrid::build(&points, t);
+        let mut worst: f64 = 0.0;
+        let mut near: Vec<usize> = Vec::new();
+        for i in 0..q.len() {
+            if !movable[i] {
+                continue;
+            }
+            near.clear();
+            grid.for_each_near(q[i], t, |j| near.push(j));
+            near.sort_unstable();
+            for &j in &near {
+                if j == i || (movable[j] && j < i) {
+                    continue;
+                }
+                let d = (q[i] - q[j]).length();
+                if d.is_nan() || d >= t {
+                    continue;
+                }
+                worst = worst.max(t - d);
+                let away = if d > 0.0 {
+                    (q[i] - q[j]) / d
+                } else {
+                    coincident(agents[i].id, agents[j].id, settings.seed)
+                };
+                if movable[j] {
+                    q[i] += away * (t - d) * 0.5;
+                    q[j] -= away * (t - d) * 0.5;
+                } else {
+                    q[i] += away * (t - d);
+                }
+            }
+        }
+        if worst <= 1e-9 {
+            break;
+        }
+    }
+}
+
+/// The way agent `a` leaves agent `b` when they coincide (the opposite of `b`'s way).
+fn coincident(a: AgentId, b: AgentId, seed: u64) -> DVec2 {
+    let (lo, hi) = (a.0.min(b.0), a.0.max(b.0));
+    let mut pair = ChaCha8Rng::seed_from_u64(seed ^ (u64::from(lo) << 32 | u64::from(hi)));
+    let angle: f64 = pair.random::<f64>() * std::f64::consts::TAU;
+    let u = DVec2::new(angle.cos(), angle.sin());
+    if a.0 < b.0 { u } else { -u }
+}

@@ -1,0 +1,838 @@
+//! Tree paths (digest 002 §2.2–§2.5, §2.9, §3 A2–A4): a tree of path nodes grown from an
+//! agent towards its goal by space colonisation, over a [`MarkerSet`].
+//!
+//! One growth iteration ([`TreePath::grow`], A2): every live node n that may still grow draws
+//! ξ ~ U[0, 1] against P(n) = ‖n_g − g‖ / ‖n − g‖ (Eqs. 2–3; escape: P_e(n) = ‖n − c‖ /
+//! ‖n_e − c‖, Eq. 13). When the test passes, the node's marker set S(n) (Eq. 1: the markers
+//! within the action region A_r of n nearer n than any other node of the tree, owned by no
+//! other node of the tree, in sight) gives the direction d(n) of Eqs. 5–7, and a child is
+//! placed at n + α d(n)/‖d(n)‖ (Eq. 4). The child retrieves the free markers within the
+//! restriction distance r_s of it, and n tests again with its reduced set: several children
+//! (a bifurcation, a key position) or none. Segments are α long, except the last one to the
+//! goal and those cut by a pursued target.
+//!
+//! Where the digest leaves a gap, the choices (each a setting):
+//!
+//! - r_s = α (G2): α ≤ r_s < α + A_r is needed for S(n) to run dry and for bifurcations at all.
+//! - A node stops bifurcating when a new child would retrieve none of S(n), and gets at most
+//!   [`TreeSettings::max_children`] children per iteration (G3); a tree holds at most
+//!   [`TreeSettings::max_nodes`].
+//! - Every live node with markers may grow, not only the frontier (G4). ξ is drawn before
+//!   S(n) is gathered: the same test, and nodes far from the goal cost nothing when they fail.
+//! - Nodes the agent has walked past stop growing (their new children could never be walked).
+//! - A branch reaches the goal when a new node lies within [`TreeSettings::reach`] (α) of it
+//!   in sight; the goal itself then becomes a node (G7). An escape tree is done when a node
+//!   lies α beyond the followers' circle (G16).
+//! - Lines of sight: S(n) keeps the markers n sees, and a segment through an obstacle is not
+//!   grown; the markers of S(n) within 30° of its direction are then barred to this tree (G19).
+//! - A moving goal prunes the branches that end farther than R_d from it (G5, default 2α).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use glam::DVec2;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use smallvec::SmallVec;
+
+use crate::personal::goal_direction;
+use crate::{MarkerError, MarkerId, MarkerSet};
+
+/// The seed's segment length α, metres (digest 002 §2.13).
+pub const SEGMENT: f64 = 2.0;
+
+/// The seed's action region A_r, metres (digest 002 §2.13).
+pub const ACTION_RADIUS: f64 = 1.2;
+
+/// A multiplicative hash for marker ids and cell keys (dense integers), cheaper than the
+/// standard library's for the maps of trees and claims.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_i32(&mut self, n: i32) {
+        self.write_u64(n as u32 as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A hash map keyed by small integers.
+pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// Identifies a node of one [`TreePath`] (its index; nodes are never moved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// What a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// Where the tree started (the agent's position).
+    Root,
+    /// Grown by Eq. 4, α from its parent.
+    Grown,
+    /// The goal, joined to the node that reached it.
+    Goal,
+    /// Where a pursued target crossed the path (A4 step 4); growth goes on from it.
+    Cut,
+}
+
+/// One node of a tree path.
+#[derive(Debug, Clone)]
+pub struct PathNode {
+    /// Where it lies.
+    pub position: DVec2,
+    /// The node it grew from (`None` for the root).
+    pub parent: Option<NodeId>,
+    /// The nodes grown from it, alive or not.
+    pub children: SmallVec<[NodeId; 4]>,
+    /// What it is.
+    pub kind: NodeKind,
+    /// Cleared when its branch died (unchosen at a key position, pruned for a moving goal,
+    /// erased under it).
+    pub alive: bool,
+    /// The growth iteration that made it.
+    pub born: u32,
+    /// For marker reservation (crowd mode): every marker within A_r of the node when it was
+    /// made, by id (digest 002 G9); empty unless [`TreeSettings::store_reservations`].
+    pub reservation: Vec<MarkerId>,
+    /// The agent walked past it: it grows no more.
+    spent: bool,
+    /// Its marker set was empty at the last look (cleared when markers come free).
+    exhausted: bool,
+}
+
+impl PathNode {
+    /// Whether it is a key position: two or more live children (digest 002 §2.1).
+    pub fn is_key(&self, tree: &TreePath) -> bool {
+        self.children
+            .iter()
+            .filter(|c| tree.node(**c).is_some_and(|n| n.alive))
+            .count()
+            >= 2
+    }
+}
+
+/// What a tree grows towards.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Aim {
+    /// A goal point (Eq. 2).
+    Towards(DVec2),
+    /// Away from a threat `centre` (the followers' centroid, Eq. 13), until a node lies `α`
+    /// beyond the circle of `radius` round it.
+    AwayFrom {
+        /// c.
+        centre: DVec2,
+        /// The followers' circle.
+        radius: f64,
+    },
+}
+
+impl Aim {
+    /// How good a node is for this aim (higher is better): nearness to the goal, or distance
+    /// from the threat.
+    pub fn score(&self, p: DVec2) -> f64 {
+        match *self {
+            Aim::Towards(g) => -(p - g).length(),
+            Aim::AwayFrom { centre, .. } => (p - centre).length(),
+        }
+    }
+
+    fn is_finite(&self) -> bool {
+        match *self {
+            Aim::Towards(g) => g.is_finite(),
+            Aim::AwayFrom { centre, radius } => centre.is_finite() && radius.is_finite(),
+        }
+    }
+}
+
+/// How trees grow (digest 002 §2.13 and §6; see the module doc for the choices).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeSettings {
+    /// Segment length α, metres (2.0).
+    pub segment: f64,
+    /// Action region A_r, metres (1.2).
+    pub action_radius: f64,
+    /// Restriction distance r_s, metres (α); at least α and below α + A_r.
+    pub restriction: f64,
+    /// Distance to the goal at which a branch has reached it (α).
+    pub reach: f64,
+    /// Children a node may get in one iteration (4).
+    pub max_children: u32,
+    /// Nodes a tree may hold (4,000); growth stops there.
+    pub max_nodes: u32,
+    /// Recomputing distance R_d for moving goals, metres (2α).
+    pub recompute: f64,
+    /// Store each node's reservation set (crowd mode).
+    pub store_reservations: bool,
+}
+
+impl Default for TreeSettings {
+    fn default() -> Self {
+        Self {
+            segment: SEGMENT,
+            action_radius: ACTION_RADIUS,
+            restriction: SEGMENT,
+            reach: SEGMENT,
+            max_children: 4,
+            max_nodes: 4_000,
+            recompute: 2.0 * SEGMENT,
+            store_reservations: false,
+        }
+    }
+}
+
+impl TreeSettings {
+    /// Checks the ranges: positive finite lengths, α ≤ r_s < α + A_r, at least one child and
+    /// two nodes.
+    pub fn validate(&self) -> Result<(), MarkerError> {
+        let lengths = [
+            self.segment,
+            self.action_radius,
+            self.restriction,
+            self.reach,
+            self.recompute,
+        ];
+        if lengths.iter().any(|l| !(l.is_finite() && *l > 0.0)) {
+            return Err(MarkerError::BadSetting(
+                "tree lengths (α, A_r, r_s, reach, R_d) must be positive and finite",
+            ));
+        }
+        if !(self.restriction >= self.segment
+            && self.restriction < self.segment + self.action_radius)
+        {
+            return Err(MarkerError::BadSetting(
+                "the restriction distance must lie in [α, α + A_r)",
+            ));
+        }
+        if self.max_children == 0 || self.max_nodes < 2 {
+            return Err(MarkerError::BadSetting(
+                "a tree needs at least one child per node and two nodes",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Who else's markers a tree may not use (surround: the markers the other pursuers' trees
+/// hold, digest 002 §3 A5). Keys are markers, values the owning tree's tag.
+pub type Claims = HashMap<MarkerId, u32, BuildHasherDefault<IdHasher>>;
+
+/// Marker ownership of a tree that no node holds: markers barred behind an obstacle.
+const BARRED: u32 = u32::MAX;
+
+/// One agent's tree path (see the module doc).
+#[derive(Debug, Clone)]
+pub struct TreePath {
+    settings: TreeSettings,
+    nodes: Vec<PathNode>,
+    /// Marker → the node that retrieved it (or [`BARRED`]).
+    owner: IdMap<MarkerId, u32>,
+    /// Live nodes by cell of side A_r.
+    grid: IdMap<(i32, i32), SmallVec<[u32; 6]>>,
+    aim: Aim,
+    goal: Option<NodeId>,
+    iterations: u32,
+    rng: ChaCha8Rng,
+    /// This tree's tag in shared [`Claims`].
+    tag: u32,
+    /// Live nodes.
+    live: usize,
+}
+
+impl TreePath {
+    /// A tree of one node (the root) at `root`, aiming at `aim`, with its own random stream
+    /// from `seed`. `tag` names it in shared [`Claims`].
+    pub fn new(
+        settings: TreeSettings,
+        set: &MarkerSet,
+        root: DVec2,
+        aim: Aim,
+        seed: u64,
+        tag: u32,
+    ) -> Result<Self, MarkerError> {
+        settings.validate()?;
+        if !root.is_finite() {
+            return Err(MarkerError::NonFinite("a tree's root"));
+        }
+        if !aim.is_finite() {
+            return Err(MarkerError::NonFinite("a tree's aim"));
+        }
+        let mut tree = Self {
+            settings,
+            nodes: Vec::new(),
+            owner: IdMap::default(),
+            grid: IdMap::default(),
+            aim,
+            goal: None,
+            iterations: 0,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            tag,
+            live: 0,
+        };
+        tree.push(set, root, None, NodeKind::Root);
+        tree.check_goal(set, NodeId(0));
+        Ok(tree)
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &TreeSettings {
+        &self.settings
+    }
+
+    /// A node, by id.
+    pub fn node(&self, id: NodeId) -> Option<&PathNode> {
+        self.nodes.get(id.0 as usize)
+    }
+
+    /// Every node ever grown, alive or dead, by id.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &PathNode)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (NodeId(i as u32), n))
+    }
+
+    /// How many nodes are alive.
+    pub fn live_count(&self) -> usize {
+        self.live
+    }
+
+    /// What it grows towards.
+    pub fn aim(&self) -> Aim {
+        self.aim
+    }
+
+    /// The goal node, once a branch reached the goal (or, escaping, the node beyond the
+    /// circle).
+    pub fn goal(&self) -> Option<NodeId> {
+        self.goal
+    }
+
+    /// Growth iterations run so far.
+    pub fn iterations(&self) -> u32 {
+        self.iterations
+    }
+
+    /// The node of this tree that retrieved `marker`, if any.
+    pub fn owner_of(&self, marker: MarkerId) -> Option<NodeId> {
+        self.owner
+            .get(&marker)
+            .filter(|o| **o != BARRED)
+            .map(|o| NodeId(*o))
+    }
+
+    /// The markers this tree's nodes hold.
+    pub fn owned(&self) -> impl Iterator<Item = (MarkerId, NodeId)> + '_ {
+        self.owner
+            .iter()
+            .filter(|(_, o)| **o != BARRED)
+            .map(|(m, o)| (*m, NodeId(*o)))
+    }
+
+    fn cell(&self, p: DVec2) -> (i32, i32) {
+        let k = (p / self.settings.action_radius).floor();
+        (k.x as i32, k.y as i32)
+    }
+
+    fn push(
+        &mut self,
+        set: &MarkerSet,
+        p: DVec2,
+        parent: Option<NodeId>,
+        kind: NodeKind,
+    ) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        let reservation = if self.settings.store_reservations {
+            set.within(p, self.settings.action_radius)
+        } else {
+            Vec::new()
+        };
+        self.nodes.push(PathNode {
+            position: p,
+            parent,
+            children: SmallVec::new(),
+            kind,
+            alive: true,
+            born: self.iterations,
+            reservation,
+            spent: false,
+            exhausted: false,
+        });
+        if let Some(parent) = parent {
+            self.nodes[parent.0 as usize].children.push(id);
+        }
+        let cell = self.cell(p);
+        self.grid.entry(cell).or_default().push(id.0);
+        self.live += 1;
+        id
+    }
+
+    /// Whether node `n` may still grow.
+    fn growable(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        n.alive && !n.spent && !n.exhausted && n.kind != NodeKind::Goal
+    }
+
+    /// P(n) (Eq. 2) or P_e(n) (Eq. 13) against the best node's score; 1 where undefined.
+    fn probability(&self, p: DVec2, best: DVec2) -> f64 {
+        growth_probability(self.aim, p, best)
+    }
+}
+
+/// The chance that a node at `p` grows a child (digest 002 Eq. 2; escaping, Eq. 13) when the
+/// tree's best node for `aim` (n_g nearest the goal, n_e farthest from the threat) is at
+/// `best`: ‖n_g − g‖ / ‖n − g‖ or ‖n − c‖ / ‖n_e − c‖, capped at 1, and 1 where undefined
+/// (the node on the goal).
+pub fn growth_probability(aim: Aim, p: DVec2, best: DVec2) -> f64 {
+    {
+        let ratio = match aim {
+            Aim::Towards(g) => (best - g).length() / (p - g).length(),
+            Aim::AwayFrom { centre, .. } => (p - centre).length() / (best - centre).length(),
+        };
+        if ratio.is_finite() {
+            ratio.min(1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
+impl TreePath {
+    /// The marker set S(n) of node `i` (Eq. 1), as (id, position): within A_r, nearer this
+    /// node than any other live node of the tree (the lower id on a tie), owned by no other
+    /// node of this tree and claimed by no other tree, in sight.
+    pub fn marker_set(
+        &self,
+        set: &MarkerSet,
+        id: NodeId,
+        claims: Option<&Claims>,
+    ) -> Vec<(MarkerId, DVec2)> {
+        let mut out = Vec::new();
+        self.gather(set, id.0 as usize, claims, &mut out);
+        out
+    }
+
+    fn gather(
+        &self,
+        set: &MarkerSet,
+        i: usize,
+        claims: Option<&Claims>,
+        out: &mut Vec<(MarkerId, DVec2)>,
+    ) {
+        out.clear();
+        let n = &self.nodes[i];
+        let p = n.position;
+        let ar = self.settings.action_radius;
+        // Rivals: live nodes within 2 A_r (only they can be nearer a marker within A_r).
+        let mut rivals: SmallVec<[(u32, DVec2); 16]> = SmallVec::new();
+        let (cx, cy) = self.cell(p);
+        for dy in -2..=2 {
+            for dx in -2..=2 {
+                if let Some(list) = self.grid.get(&(cx + dx, cy + dy)) {
+                    for &j in list {
+                        let q = self.nodes[j as usize].position;
+                        if j as usize != i
+                            && self.nodes[j as usize].alive
+                            && (q - p).length_squared() <= 4.0 * ar * ar
+                        {
+                            rivals.push((j, q));
+                        }
+                    }
+                }
+            }
+        }
+        let check_sight = set.obstacle_near(p, ar);
+        let me = i as u32;
+        set.for_each_within(p, ar, |id, m| {
+            if self.owner.get(&id).is_some_and(|o| *o != me) {
+                return;
+            }
+            if let Some(claims) = claims
+                && claims.get(&id).is_some_and(|t| *t != self.tag)
+            {
+                return;
+            }
+            let d = (m.position - p).length_squared();
+            if rivals.iter().any(|&(j, q)| {
+                let e = (m.position - q).length_squared();
+                e < d || (e == d && j < me)
+            }) {
+                return;
+            }
+            if check_sight && !set.sees(p, m.position) {
+                return;
+            }
+            out.push((id, m.position));
+        });
+    }
+
+    /// Runs one growth iteration (A2) unless the tree has reached its aim. `claims`: markers
+    /// other trees hold (surround), updated with what this one retrieves. Returns how many
+    /// nodes it added.
+    pub fn grow(&mut self, set: &MarkerSet, mut claims: Option<&mut Claims>) -> usize {
+        if self.goal.is_some() || self.live >= self.settings.max_nodes as usize {
+            return 0;
+        }
+        self.iterations += 1;
+        // n_g (or n_e): the live node best for the aim, among those that may grow.
+        let Some(best) = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].alive && !self.nodes[i].spent)
+            .max_by(|&a, &b| {
+                let (sa, sb) = (
+                    self.aim.score(self.nodes[a].position),
+                    self.aim.score(self.nodes[b].position),
+                );
+                sa.total_cmp(&sb).then(b.cmp(&a))
+            })
+        else {
+            return 0;
+        };
+        let best_p = self.nodes[best].position;
+        let before = self.nodes.len();
+        let mut s = Vec::new();
+        for i in 0..before {
+            if !self.growable(i) {
+                continue;
+            }
+            let p = self.nodes[i].position;
+            let chance = if i == best {
+                1.0
+            } else {
+                self.probability(p, best_p)
+            };
+            let mut children = 0;
+            let mut tries = 0;
+            loop {
+                if children >= self.settings.max_children
+                    || self.live >= self.settings.max_nodes as usize
+                    || tries > 8
+                {
+                    break;
+                }
+                let xi: f64 = self.rng.random();
+                if chance < xi {
+                    break;
+                }
+                self.gather(set, i, claims.as_deref(), &mut s);
+                if s.is_empty() {
+                    self.nodes[i].exhausted = true;
+                    break;
+                }
+                let toward = match self.aim {
+                    Aim::Towards(g) => g,
+                    Aim::AwayFrom { centre, .. } => p + (p - centre),
+                };
+                let points: SmallVec<[DVec2; 256]> = s.iter().map(|(_, m)| *m).collect();
+                let Some(d) = goal_direction(p, toward, &points) else {
+                    break;
+                };
+                let dir = d.normalize();
+                let child = p + dir * self.settings.segment;
+                if !set.is_walkable(child) || !set.sees(p, child) {
+                    // Bar the markers of S(n) within 30° of the blocked direction.
+                    tries += 1;
+                    let cos30 = 30f64.to_radians().cos();
+                    for (id, m) in &s {
+                        let u = (*m - p).normalize_or_zero();
+                        if u.dot(dir) >= cos30 {
+                            self.owner.insert(*id, BARRED);
+                        }
+                    }
+                    continue;
+                }
+                // The guard (G3): a child that retrieves none of S(n) ends the bifurcation.
+                let rs2 = self.settings.restriction * self.settings.restriction;
+                if !s.iter().any(|(_, m)| (*m - child).length_squared() <= rs2) {
+                    break;
+                }
+                let parent = NodeId(i as u32);
+                let new = self.push(set, child, Some(parent), NodeKind::Grown);
+                children += 1;
+                let mut taken = Vec::new();
+                // Free markers and the parent's own (those of S(n)) go to the child.
+                set.for_each_within(child, self.settings.restriction, |id, _| {
+                    if self.owner.get(&id).is_some_and(|o| *o != i as u32) {
+                        return;
+                    }
+                    if let Some(claims) = claims.as_deref()
+                        && claims.get(&id).is_some_and(|t| *t != self.tag)
+                    {
+                        return;
+                    }
+                    taken.push(id);
+                });
+                for id in taken {
+                    self.owner.insert(id, new.0);
+                    if let Some(claims) = claims.as_deref_mut() {
+                        claims.insert(id, self.tag);
+                    }
+                }
+                if self.check_goal(set, new) {
+                    return self.nodes.len() - before;
+                }
+            }
+        }
+        self.nodes.len() - before
+    }
+
+    /// Marks the tree done when node `id` reached the aim: a goal node joined to it (towards a
+    /// goal in sight within reach), or the node itself (escaping, α beyond the circle).
+    fn check_goal(&mut self, set: &MarkerSet, id: NodeId) -> bool {
+        let p = self.nodes[id.0 as usize].position;
+        match self.aim {
+            Aim::Towards(g) => {
+                if (p - g).length() <= self.settings.reach && (p == g || set.sees(p, g)) {
+                    self.goal = Some(if p == g {
+                        id
+                    } else {
+                        self.push(set, g, Some(id), NodeKind::Goal)
+                    });
+                    return true;
+                }
+            }
+            Aim::AwayFrom { centre, radius } => {
+                if id.0 != 0 && (p - centre).length() >= radius + self.settings.segment {
+                    self.goal = Some(id);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The best node (by the aim) of the live subtree under `id`, with its score.
+    fn best_below(&self, id: NodeId) -> (f64, NodeId) {
+        let mut best = (self.aim.score(self.nodes[id.0 as usize].position), id);
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n.0 as usize];
+            let s = if Some(n) == self.goal {
+                f64::INFINITY
+            } else {
+                self.aim.score(node.position)
+            };
+            if s > best.0 {
+                best = (s, n);
+            }
+            stack.extend(
+                node.children
+                    .iter()
+                    .filter(|c| self.nodes[c.0 as usize].alive),
+            );
+        }
+        best
+    }
+
+    /// The agent's decision at node `at` (digest 002 §3 A3.2, G24): the live child whose
+    /// subtree holds the node best for the aim (ties: the child itself best). The other
+    /// children's subtrees die (branch death (i)) and give their markers back; `at` grows no
+    /// more. `None` while `at` has no live child.
+    pub fn choose(&mut self, at: NodeId) -> Option<NodeId> {
+        let children: SmallVec<[NodeId; 4]> = self.nodes.get(at.0 as usize)?.children.clone();
+        let chosen = children
+            .iter()
+            .filter(|c| self.nodes[c.0 as usize].alive)
+            .map(|&c| {
+                let (s, _) = self.best_below(c);
+                (s, self.aim.score(self.nodes[c.0 as usize].position), c)
+            })
+            .max_by(|a, b| {
+                a.0.total_cmp(&b.0)
+                    .then(a.1.total_cmp(&b.1))
+                    .then(b.2.cmp(&a.2))
+            })
+            .map(|(_, _, c)| c)?;
+        for c in children {
+            if c != chosen {
+                self.kill(c);
+            }
+        }
+        self.nodes[at.0 as usize].spent = true;
+        Some(chosen)
+    }
+
+    /// Kills node `id` and its subtree, giving their markers back.
+    pub(crate) fn kill(&mut self, id: NodeId) {
+        let mut dead = Vec::new();
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            let node = &mut self.nodes[n.0 as usize];
+            if !node.alive {
+                continue;
+            }
+            node.alive = false;
+            self.live -= 1;
+            dead.push(n.0);
+            stack.extend(node.children.iter().copied());
+            if self.goal == Some(n) {
+                self.goal = None;
+            }
+        }
+        if dead.is_empty() {
+            return;
+        }
+        dead.sort_unstable();
+        self.owner
+            .retain(|_, o| *o == BARRED || dead.binary_search(o).is_err());
+        for d in &dead {
+            let cell = self.cell(self.nodes[*d as usize].position);
+            if let Some(list) = self.grid.get_mut(&cell) {
+                list.retain(|x| x != d);
+            }
+        }
+        self.refresh();
+    }
+
+    /// Lets every node look at its markers again (markers came free or were sprayed).
+    pub fn refresh(&mut self) {
+        for n in &mut self.nodes {
+            n.exhausted = false;
+        }
+    }
+
+    /// The markers this tree gives back to shared claims: every claim tagged with it that
+    /// no live node holds now.
+    pub fn release_claims(&self, claims: &mut Claims) {
+        claims.retain(|m, t| *t != self.tag || self.owner.get(m).is_some_and(|o| *o != BARRED));
+    }
+
+    /// A new aim (a moving goal, a threat that moved; A4, G5): subtrees below `next` (the
+    /// node the agent walks to) whose best node lies farther than R_d from the new goal die;
+    /// where no live node lies within R_d of it, everything below `next` dies. Growth goes on
+    /// from what is left; `next` may grow again.
+    pub fn retarget(&mut self, set: &MarkerSet, aim: Aim, next: NodeId) -> Result<(), MarkerError> {
+        if !aim.is_finite() {
+            return Err(MarkerError::NonFinite("a tree's aim"));
+        }
+        self.aim = aim;
+        let Some(node) = self.nodes.get(next.0 as usize) else {
+            return Ok(());
+        };
+        let recompute = self.settings.recompute;
+        let near = move |p: DVec2| match aim {
+            Aim::Towards(g) => (p - g).length() <= recompute,
+            // A threat: keep what still leads away from it.
+            Aim::AwayFrom { centre, radius } => (p - centre).length() >= radius,
+        };
+        let children: SmallVec<[NodeId; 4]> = node.children.clone();
+        let any_near = self
+            .nodes
+            .iter()
+            .any(|n| n.alive && n.kind != NodeKind::Goal && near(n.position));
+        // The old goal node no longer is one.
+        if let Some(goal) = self.goal.take()
+            && self.nodes[goal.0 as usize].kind == NodeKind::Goal
+        {
+            self.kill(goal);
+        }
+        for c in children {
+            if !self.nodes[c.0 as usize].alive {
+                continue;
+            }
+            let keep = any_near && {
+                let mut stack = vec![c];
+                let mut found = false;
+                while let Some(n) = stack.pop() {
+                    let node = &self.nodes[n.0 as usize];
+                    if node.alive && node.kind != NodeKind::Goal && near(node.position) {
+                        found = true;
+                        break;
+                    }
+                    stack.extend(node.children.iter().copied());
+                }
+                found
+            };
+            if !keep {
+                self.kill(c);
+            }
+        }
+        self.nodes[next.0 as usize].spent = false;
+        self.refresh();
+        // A node already there may reach the new aim: the best one is tried.
+        let best = (0..self.nodes.len())
+            .filter(|&i| {
+                let n = &self.nodes[i];
+                n.alive && (!n.spent || i == next.0 as usize)
+            })
+            .max_by(|&a, &b| {
+                let (sa, sb) = (
+                    self.aim.score(self.nodes[a].position),
+                    self.aim.score(self.nodes[b].position),
+                );
+                sa.total_cmp(&sb).then(b.cmp(&a))
+            });
+        if let Some(best) = best {
+            self.check_goal(set, NodeId(best as u32));
+        }
+        Ok(())
+    }
+
+    /// Cuts the path where a pursued target crossed it (A4 step 4, G23): the subtree of the
+    /// segment's far end dies, and a node at `point` grows from `from` (the segment's near
+    /// end); growth goes on from it.
+    pub fn cut(&mut self, set: &MarkerSet, from: NodeId, point: DVec2) -> Option<NodeId> {
+        if !point.is_finite() || self.nodes.get(from.0 as usize).is_none_or(|n| !n.alive) {
+            return None;
+        }
+        let children: SmallVec<[NodeId; 4]> = self.nodes[from.0 as usize].children.clone();
+        for c in children {
+            self.kill(c);
+        }
+        self.goal = None;
+        self.nodes[from.0 as usize].spent = true;
+        let id = self.push(set, point, Some(from), NodeKind::Cut);
+        self.check_goal(set, id);
+        Some(id)
+    }
+
+    /// After markers were erased inside `shape` (G18): every node inside it or whose segment
+    /// crosses it dies with its subtree (the root stays). Returns whether any died.
+    pub fn erase(&mut self, shape: &crowdfield_field::Shape) -> bool {
+        let mut hit = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate().skip(1) {
+            if !n.alive {
+                continue;
+            }
+            let a = n.position;
+            let b = n.parent.map_or(a, |p| self.nodes[p.0 as usize].position);
+            if shape.segment_distance(a, b).is_ok_and(|d| d <= 0.0) {
+                hit.push(NodeId(i as u32));
+            }
+        }
+        for id in &hit {
+            self.kill(*id);
+        }
+        !hit.is_empty()
+    }
+
+    /// Undoes [`Self::choose`]'s "grows no more" for `id` (the agent's way ahead was erased).
+    pub(crate) fn revive(&mut self, id: NodeId) {
+        if let Some(n) = self.nodes.get_mut(id.0 as usize) {
+            n.spent = false;
+            n.exhausted = false;
+        }
+    }
+
+    /// Bars `markers` to this tree (a crowd agent's deadlock: markers others hold, G11).
+    pub(crate) fn bar(&mut self, markers: impl IntoIterator<Item = MarkerId>) {
+        for m in markers {
+            self.owner.entry(m).or_insert(BARRED);
+        }
+        self.refresh();
+    }
+}
