@@ -37,7 +37,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::personal::{MIN_DISTANCE, PERSONAL_RADIUS, direct_direction};
-use crate::tree::{Aim, Claims, IdMap, NodeId, NodeKind, TreePath, TreeSettings};
+use crate::tree::{Aim, Claims, IdMap, NodeId, Sector, TreePath, TreeSettings};
 use crate::{Edit, MarkerError, MarkerId, MarkerSet, Terrain};
 
 /// What a marker agent does (digest 002 §3 A3, A5–A7).
@@ -164,6 +164,22 @@ pub enum PersonalSpace {
     Shared,
 }
 
+/// How surrounding pursuers keep to their own ground (digest 002 §5.1, G17).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SurroundRule {
+    /// Disjoint trees, and near the target (within
+    /// [`MarkerCrowdSettings::surround_radius`]) each pursuer keeps to its own slice of N equal
+    /// slices round it, the slices handed out in the order the pursuers stand round it: they
+    /// come from every side.
+    #[default]
+    Sectors,
+    /// Disjoint trees only, first come first served (the seed's rule): the pursuers come from
+    /// different sides, often not opposite ones.
+    FirstCome,
+}
+
 /// Collision handling: the seed's group mode or its crowd mode (digest 002 §2.6, §2.12).
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
@@ -205,6 +221,19 @@ pub struct MarkerCrowdSettings {
     /// Direct motion slows where its markers pull evenly (G12: the step scaled by
     /// min(1, ‖m_d‖ / (Σ w · 0.1 m))); off, a full step every frame as printed.
     pub settle: bool,
+    /// How near its target a surrounding pursuer's tree must grow before the pursuer walks
+    /// straight at it, metres (A_r, 1.2: the last nodes of the pursuers' disjoint trees then
+    /// lie round the target rather than all on the side they came from).
+    pub surround_reach: f64,
+    /// A mask marker's weight per metre of its distance from the agent (digest 002 §2.11:
+    /// w = dist(I, k); G14 leaves the unit open). 100: distance in centimetres. In metres a
+    /// mask marker inside R (at most 1.2 m away) would weigh less than a ground marker's 1 and
+    /// the lines would push agents off them.
+    pub align_scale: f64,
+    /// How surrounding pursuers share the ground.
+    pub surround: SurroundRule,
+    /// How far round the target the slices of [`SurroundRule::Sectors`] reach, metres (2α).
+    pub surround_radius: f64,
     /// Seed of every agent's random stream (with its id).
     pub seed: u64,
 }
@@ -223,6 +252,10 @@ impl Default for MarkerCrowdSettings {
             w_max: 10.0,
             wait_limit: 48,
             settle: true,
+            surround_reach: crate::tree::ACTION_RADIUS,
+            align_scale: 100.0,
+            surround: SurroundRule::Sectors,
+            surround_radius: 2.0 * crate::tree::SEGMENT,
             seed: 0,
         }
     }
@@ -248,7 +281,15 @@ impl MarkerCrowdSettings {
     /// Checks the ranges (and, in crowd mode, A_r ≥ α/2).
     pub fn validate(&self) -> Result<(), MarkerError> {
         self.tree.validate()?;
-        let positive = [self.speed, self.dt, self.personal_radius, self.min_distance];
+        let positive = [
+            self.speed,
+            self.dt,
+            self.personal_radius,
+            self.min_distance,
+            self.surround_reach,
+            self.surround_radius,
+            self.align_scale,
+        ];
         if positive.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
             return Err(MarkerError::BadSetting(
                 "speed, dt, personal radius and t_min must be positive and finite",
@@ -303,6 +344,12 @@ pub enum MarkerEvent {
         /// Growth iterations it took.
         iterations: u32,
     },
+    /// A group-mode agent made no way towards its next node for the wait limit and regrew
+    /// its tree from where it stands.
+    Stalled {
+        /// Who.
+        agent: AgentId,
+    },
     /// A crowd-mode agent waited past the limit and regrew its way.
     Deadlock {
         /// Who.
@@ -328,6 +375,16 @@ pub struct MarkerState {
     seed: u64,
     /// This step's plan: the displacement before d_enf and reservation.
     plan: DVec2,
+    /// This step's aim (a moving goal's latest position; the tree's aim lags it by up to
+    /// a body radius).
+    aim: Option<Aim>,
+    /// A pursuer within reach of its target and in sight of it, walking straight at it
+    /// without a tree.
+    chasing: bool,
+    /// The node it walks to and its least distance from it so far.
+    mark: Option<(NodeId, f64)>,
+    /// Steps without coming nearer it.
+    stall: u32,
 }
 
 impl MarkerState {
@@ -373,6 +430,8 @@ pub struct MarkerCrowd {
     masks: Vec<Mask>,
     /// Shared claims of each surrounded target's pursuers.
     claims: BTreeMap<AgentId, Claims>,
+    /// Each surrounded target's pursuers and the middles of their slices.
+    sectors: BTreeMap<AgentId, (Vec<AgentId>, Vec<f64>)>,
     /// Crowd mode: who holds each marker.
     holders: IdMap<MarkerId, AgentId>,
     events: Vec<MarkerEvent>,
@@ -403,6 +462,7 @@ impl MarkerCrowd {
             states: BTreeMap::new(),
             masks: Vec::new(),
             claims: BTreeMap::new(),
+            sectors: BTreeMap::new(),
             holders: IdMap::default(),
             events: Vec::new(),
             edits_seen: 0,
@@ -478,6 +538,10 @@ impl MarkerCrowd {
                 rng: ChaCha8Rng::seed_from_u64(seed),
                 seed,
                 plan: DVec2::ZERO,
+                aim: None,
+                chasing: false,
+                mark: None,
+                stall: 0,
             },
         );
         Ok(())
@@ -609,26 +673,37 @@ impl MarkerCrowd {
                 }
                 Order::Formation { shape, .. } => {
                     let tag = *shape;
-                    let markers = shapes.entry(tag).or_insert_with(|| {
-                        set.markers()
-                            .filter(|(_, m)| m.tag == Some(tag))
-                            .map(|(_, m)| m.position)
-                            .collect()
+                    let mut sees = false;
+                    set.for_each_within(p, settings.personal_radius, |_, m| {
+                        sees |= m.tag == Some(tag);
                     });
-                    if !s.direct {
-                        let r2 = settings.personal_radius * settings.personal_radius;
-                        if markers.iter().any(|m| (*m - p).length_squared() <= r2) {
-                            s.direct = true;
-                            s.tree = None;
-                            s.phase = Phase::Formation;
-                            self.events.push(MarkerEvent::Phase {
-                                agent: id,
-                                phase: Phase::Formation,
-                            });
-                        } else if s.target.is_none() {
-                            s.target =
-                                formation_goal(markers, settings.personal_radius, &mut s.rng);
-                        }
+                    if sees && !s.direct {
+                        s.direct = true;
+                        s.tree = None;
+                        s.phase = Phase::Formation;
+                        self.events.push(MarkerEvent::Phase {
+                            agent: id,
+                            phase: Phase::Formation,
+                        });
+                    } else if !sees && s.direct {
+                        // Pushed out of sight of the shape (ours): walk back to a new goal in
+                        // it.
+                        s.direct = false;
+                        s.target = None;
+                        s.phase = Phase::Tree;
+                        self.events.push(MarkerEvent::Phase {
+                            agent: id,
+                            phase: Phase::Tree,
+                        });
+                    }
+                    if !s.direct && s.target.is_none() {
+                        let markers = shapes.entry(tag).or_insert_with(|| {
+                            set.markers()
+                                .filter(|(_, m)| m.tag == Some(tag))
+                                .map(|(_, m)| m.position)
+                                .collect()
+                        });
+                        s.target = formation_goal(markers, settings.personal_radius, &mut s.rng);
                     }
                     (
                         if s.direct {
@@ -644,19 +719,74 @@ impl MarkerCrowd {
                     (None, false)
                 }
             };
-            // A new tree where there is none or a fixed aim changed; a moving aim retargets.
+            // A moving goal in sight and within reach: straight at it, the tree dropped (and a
+            // surrounding pursuer's claims given back: it stands at the target now).
+            let reach = match s.order {
+                Order::Surround(_) => settings.surround_reach,
+                _ => settings.tree.reach,
+            };
+            s.chasing = matches!((&s.order, aim), (Order::Pursue(_) | Order::Surround(_), Some(Aim::Towards(g)))
+                if (g - p).length() <= reach && set.sees(p, g));
+            if s.chasing {
+                if s.tree.take().is_some()
+                    && let Order::Surround(t) = s.order
+                    && let Some(claims) = self.claims.get_mut(&t)
+                {
+                    claims.retain(|_, tag| *tag != id.0);
+                }
+                s.next = None;
+                s.aim = aim;
+                aims.push((id, None, false));
+                continue;
+            }
+            // A new tree where there is none, where the agent lost its way (the node ahead
+            // died and the one behind is retired), or a fixed aim changed; a moving aim
+            // retargets.
             if let Some(aim) = aim {
-                let rebuild = match &s.tree {
-                    None => true,
-                    Some(t) => !moving && t.aim() != aim,
-                };
+                // Group mode: an agent that has not come nearer the node it walks to for
+                // `wait_limit` steps (two agents each standing on the other's way, held apart
+                // by d_enf) regrows its tree from where it stands (ours; crowd mode has its
+                // own rule).
+                let mut stalled = false;
+                if settings.mode == Mode::Groups
+                    && let (Some(t), Some(next)) = (&s.tree, s.next)
+                    && let Some(node) = t.node(next)
+                {
+                    let d = (node.position - p).length();
+                    if s.mark.is_none_or(|(n, m)| n != next || d < m - beta * 0.25) {
+                        s.mark = Some((next, d));
+                        s.stall = 0;
+                    } else {
+                        s.stall += 1;
+                        stalled = s.stall > settings.wait_limit;
+                    }
+                }
+                if stalled {
+                    s.stall = 0;
+                    s.mark = None;
+                    self.events.push(MarkerEvent::Stalled { agent: id });
+                }
+                let rebuild = stalled
+                    || match &s.tree {
+                        None => true,
+                        Some(t) => {
+                            (!moving && t.aim() != aim)
+                                || (s.next.is_none() && t.node(s.at).is_none_or(|n| !n.alive))
+                        }
+                    };
                 if rebuild {
                     for m in s.held.drain(..) {
                         if self.holders.get(&m) == Some(&id) {
                             self.holders.remove(&m);
                         }
                     }
-                    s.tree = TreePath::new(settings.tree, set, p, aim, s.seed, id.0).ok();
+                    let mut tree = settings.tree;
+                    // A fresh stream for every tree the agent grows.
+                    s.seed = s.seed.wrapping_mul(0x5851_f42d_4c95_7f2d).wrapping_add(1);
+                    if matches!(s.order, Order::Surround(_)) {
+                        tree.reach = settings.surround_reach;
+                    }
+                    s.tree = TreePath::new(tree, set, p, aim, s.seed, id.0).ok();
                     s.at = NodeId(0);
                     s.next = None;
                     s.holds_next = false;
@@ -686,6 +816,7 @@ impl MarkerCrowd {
                     s.holds_next = false;
                 }
             }
+            s.aim = aim;
             aims.push((id, aim, moving));
         }
 
@@ -735,6 +866,8 @@ impl MarkerCrowd {
             }
         }
 
+        self.assign_sectors(&index, agents);
+
         // Growth: one iteration per tree, surrounding pursuers one after the other.
         let mut states: Vec<(&AgentId, &mut MarkerState)> = self.states.iter_mut().collect();
         states.par_iter_mut().for_each(|(_, s)| {
@@ -767,6 +900,15 @@ impl MarkerCrowd {
             }
             if s.direct {
                 s.plan = direct_step(s, p, i, set, agents, &grid, masks, &settings);
+                return;
+            }
+            if let (true, Some(Aim::Towards(g))) = (s.chasing, s.aim) {
+                let d = g - p;
+                s.plan = if d.length() > beta {
+                    d * (beta / d.length())
+                } else {
+                    d
+                };
                 return;
             }
             let Some(tree) = s.tree.as_mut() else {
@@ -895,6 +1037,66 @@ impl MarkerCrowd {
         out
     }
 
+    /// Hands each surrounded target's pursuers their slices round it ([`SurroundRule`]):
+    /// kept while the same pursuers surround it, handed out again when they change.
+    fn assign_sectors(&mut self, index: &IdMap<AgentId, usize>, agents: &[Sensed]) {
+        let mut groups: BTreeMap<AgentId, Vec<AgentId>> = BTreeMap::new();
+        for (&id, s) in &self.states {
+            if let (Order::Surround(t), Some(_)) = (&s.order, &s.tree)
+                && index.contains_key(&id)
+                && index.contains_key(t)
+            {
+                groups.entry(*t).or_default().push(id);
+            }
+        }
+        self.sectors.retain(|t, _| groups.contains_key(t));
+        for (target, members) in groups {
+            let centre = agents[index[&target]].position;
+            if self.settings.surround == SurroundRule::FirstCome || members.len() < 2 {
+                for id in &members {
+                    if let Some(tree) = self.states.get_mut(id).and_then(|s| s.tree.as_mut()) {
+                        tree.set_sector(None);
+                    }
+                }
+                continue;
+            }
+            let n = members.len();
+            let fresh = self.sectors.get(&target).is_none_or(|(m, _)| *m != members);
+            if fresh {
+                // The side they come from, then their order round the target from it.
+                let at: Vec<DVec2> = members
+                    .iter()
+                    .map(|id| agents[index[id]].position)
+                    .collect();
+                let base = (at.iter().sum::<DVec2>() / n as f64 - centre).to_angle();
+                let rel = |p: DVec2| {
+                    ((p - centre).to_angle() - base + std::f64::consts::PI)
+                        .rem_euclid(std::f64::consts::TAU)
+                        - std::f64::consts::PI
+                };
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by(|a, b| rel(at[*a]).total_cmp(&rel(at[*b])).then(a.cmp(b)));
+                let width = std::f64::consts::TAU / n as f64;
+                let mut bearings = vec![0.0; n];
+                for (slot, &k) in order.iter().enumerate() {
+                    bearings[k] = base - std::f64::consts::PI + width * (slot as f64 + 0.5);
+                }
+                self.sectors.insert(target, (members.clone(), bearings));
+            }
+            let (_, bearings) = &self.sectors[&target];
+            for (k, id) in members.iter().enumerate() {
+                if let Some(tree) = self.states.get_mut(id).and_then(|s| s.tree.as_mut()) {
+                    tree.set_sector(Some(Sector {
+                        centre,
+                        radius: self.settings.surround_radius,
+                        bearing: bearings[k],
+                        half_width: std::f64::consts::PI / n as f64,
+                    }));
+                }
+            }
+        }
+    }
+
     fn note_reached(&mut self) {
         for (&id, s) in &self.states {
             if let Some(tree) = &s.tree
@@ -983,16 +1185,26 @@ impl MarkerCrowd {
             if s.waited > limit
                 && let Some(next) = s.next
             {
-                // Regrow round the markers others hold: the blocked node dies, its parent
-                // grows again without them.
-                tree.bar(blocked);
-                if tree.node(next).is_some_and(|n| n.kind != NodeKind::Root) {
-                    tree.kill(next);
+                // Regrow from where it stands round the markers others hold (G11); it takes
+                // its new root's markers as at a spawn.
+                let _ = next;
+                let aim = tree.aim();
+                let seed = s.seed ^ self.steps;
+                if let Ok(mut fresh) =
+                    TreePath::new(self.settings.tree, set, agents[i].position, aim, seed, id.0)
+                {
+                    fresh.bar(blocked);
+                    s.tree = Some(fresh);
+                    s.at = NodeId(0);
+                    s.next = None;
+                    s.holds_next = false;
+                    for m in s.held.drain(..) {
+                        if self.holders.get(&m) == Some(&id) {
+                            self.holders.remove(&m);
+                        }
+                    }
                 }
-                tree.revive(s.at);
-                s.next = None;
                 s.waited = 0;
-                let _ = set;
                 self.events.push(MarkerEvent::Deadlock { agent: id });
             }
         }
@@ -1232,7 +1444,9 @@ fn direct_step(
             1.0
         };
         let align = match mask {
-            Some(mask) if mask.contains(m.position) => (m.position - from).length(),
+            Some(mask) if mask.contains(m.position) => {
+                (m.position - from).length() * settings.align_scale
+            }
             _ => 1.0,
         };
         form * align
@@ -1275,6 +1489,34 @@ fn direct_step(
         weighted.push((m.position, w));
     });
     let _ = agents;
+    // A formation agent outside the shape (no shape marker within a body radius, 0.25 m)
+    // heads for the shape's markers it sees, whoever's they are (ours: else the agents inside
+    // hold the shape's markers and one at the edge sees only its own sliver of them). With
+    // w_max = 1 the shape's markers weigh as any.
+    let outside = |tag: u32| {
+        let mut near = false;
+        set.for_each_within(p, 0.25, |_, m| near |= m.tag == Some(tag));
+        !near
+    };
+    if let Some(tag) = shape
+        && settings.personal_space == PersonalSpace::Exclusive
+        && settings.w_max > 1.0
+        && outside(tag)
+    {
+        let mut seen = Vec::new();
+        let mut sum = 0.0;
+        set.for_each_within(p, r, |_, m| {
+            let w = weight_for(m, p);
+            if m.tag == Some(tag) {
+                sum += w;
+                seen.push((m.position, w));
+            }
+        });
+        if !seen.is_empty() {
+            weighted = seen;
+            total = sum;
+        }
+    }
     let Some(md) = direct_direction(p, &weighted) else {
         return DVec2::ZERO;
     };
@@ -1321,25 +1563,37 @@ fn enforce_literal(
 /// passes. Coincident agents part along a direction drawn from their ids.
 fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &MarkerCrowdSettings) {
     let t = settings.min_distance;
-    for _ in 0..50 {
+    // Pairs within t plus a margin, found once a round; a round ends when no pair overlaps or
+    // after 50 passes, and another starts only if someone moved farther than half the margin
+    // (a pair that was not listed could then overlap).
+    let margin = 0.5 * t;
+    for _ in 0..4 {
+        let start: Vec<DVec2> = q.to_vec();
         let points: Vec<Option<(DVec2, f64)>> = q
             .iter()
             .map(|p| p.is_finite().then_some((*p, 0.0)))
             .collect();
-        let grid = AgentGrid::build(&points, t);
-        let mut worst: f64 = 0.0;
+        let grid = AgentGrid::build(&points, t + margin);
+        let reach2 = (t + margin) * (t + margin);
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut near: Vec<usize> = Vec::new();
         for i in 0..q.len() {
-            if !movable[i] {
+            if !movable[i] || !q[i].is_finite() {
                 continue;
             }
             near.clear();
-            grid.for_each_near(q[i], t, |j| near.push(j));
+            grid.for_each_near(q[i], t + margin, |j| near.push(j));
             near.sort_unstable();
             for &j in &near {
-                if j == i || (movable[j] && j < i) {
-                    continue;
+                if j != i && !(movable[j] && j < i) && (q[i] - q[j]).length_squared() <= reach2 {
+                    pairs.push((i as u32, j as u32));
                 }
+            }
+        }
+        for _ in 0..50 {
+            let mut worst: f64 = 0.0;
+            for &(i, j) in &pairs {
+                let (i, j) = (i as usize, j as usize);
                 let d = (q[i] - q[j]).length();
                 if d.is_nan() || d >= t {
                     continue;
@@ -1357,8 +1611,17 @@ fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &Mark
                     q[i] += away * (t - d);
                 }
             }
+            if worst <= 1e-9 {
+                break;
+            }
         }
-        if worst <= 1e-9 {
+        let moved = q
+            .iter()
+            .zip(&start)
+            .map(|(a, b)| (*a - *b).length())
+            .filter(|d| d.is_finite())
+            .fold(0.0, f64::max);
+        if moved < 0.5 * margin {
             break;
         }
     }

@@ -51,11 +51,11 @@ pub mod tree;
 
 pub use crowd::{
     Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
-    PersonalSpace, Phase, Sensed,
+    PersonalSpace, Phase, Sensed, SurroundRule,
 };
 pub use error::MarkerError;
 pub use markers::{
     Edit, Generation, MAX_DENSITY, MAX_MARKERS, Marker, MarkerId, MarkerSet, MarkerSettings,
 };
 pub use terrain::{Terrain, TerrainMap, TerrainRegion};
-pub use tree::{Aim, NodeId, NodeKind, PathNode, TreePath, TreeSettings};
+pub use tree::{Aim, NodeId, NodeKind, PathNode, Sector, TreePath, TreeSettings};

@@ -179,6 +179,9 @@ pub struct TreeSettings {
     pub recompute: f64,
     /// Store each node's reservation set (crowd mode).
     pub store_reservations: bool,
+    /// Only nodes without live children (and n_g) grow (digest 002 G4's option: about a third
+    /// of the nodes); off, every node with markers may grow, as the seed has it.
+    pub frontier: bool,
 }
 
 impl Default for TreeSettings {
@@ -192,6 +195,7 @@ impl Default for TreeSettings {
             max_nodes: 4_000,
             recompute: 2.0 * SEGMENT,
             store_reservations: false,
+            frontier: false,
         }
     }
 }
@@ -232,8 +236,41 @@ impl TreeSettings {
 /// hold, digest 002 §3 A5). Keys are markers, values the owning tree's tag.
 pub type Claims = HashMap<MarkerId, u32, BuildHasherDefault<IdHasher>>;
 
+/// A slice of the ground round a point that a tree keeps to near it (surround's sectors,
+/// digest 002 G17): markers within `radius` of `centre` are usable only within `half_width`
+/// radians of `bearing` as seen from the centre; farther ones always.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sector {
+    /// The surrounded point.
+    pub centre: DVec2,
+    /// How far round it the slices reach.
+    pub radius: f64,
+    /// The slice's middle, radians from +x.
+    pub bearing: f64,
+    /// Half its width, radians.
+    pub half_width: f64,
+}
+
+impl Sector {
+    /// Whether a marker at `p` may be used.
+    pub fn allows(&self, p: DVec2) -> bool {
+        let d = p - self.centre;
+        if d.length_squared() > self.radius * self.radius {
+            return true;
+        }
+        let off = (d.to_angle() - self.bearing + std::f64::consts::PI)
+            .rem_euclid(std::f64::consts::TAU)
+            - std::f64::consts::PI;
+        off.abs() <= self.half_width
+    }
+}
+
 /// Marker ownership of a tree that no node holds: markers barred behind an obstacle.
 const BARRED: u32 = u32::MAX;
+
+/// Markers of nodes the agent walked past: free for this tree, still claimed from others (a
+/// surrounding pursuer's way stays its own).
+const WALKED: u32 = u32::MAX - 1;
 
 /// One agent's tree path (see the module doc).
 #[derive(Debug, Clone)]
@@ -252,6 +289,8 @@ pub struct TreePath {
     tag: u32,
     /// Live nodes.
     live: usize,
+    /// The slice it keeps to, if any.
+    sector: Option<Sector>,
 }
 
 impl TreePath {
@@ -283,6 +322,7 @@ impl TreePath {
             rng: ChaCha8Rng::seed_from_u64(seed),
             tag,
             live: 0,
+            sector: None,
         };
         tree.push(set, root, None, NodeKind::Root);
         tree.check_goal(set, NodeId(0));
@@ -332,7 +372,7 @@ impl TreePath {
     pub fn owner_of(&self, marker: MarkerId) -> Option<NodeId> {
         self.owner
             .get(&marker)
-            .filter(|o| **o != BARRED)
+            .filter(|o| **o < WALKED)
             .map(|o| NodeId(*o))
     }
 
@@ -340,7 +380,7 @@ impl TreePath {
     pub fn owned(&self) -> impl Iterator<Item = (MarkerId, NodeId)> + '_ {
         self.owner
             .iter()
-            .filter(|(_, o)| **o != BARRED)
+            .filter(|(_, o)| **o < WALKED)
             .map(|(m, o)| (*m, NodeId(*o)))
     }
 
@@ -459,12 +499,19 @@ impl TreePath {
         let check_sight = set.obstacle_near(p, ar);
         let me = i as u32;
         set.for_each_within(p, ar, |id, m| {
-            if self.owner.get(&id).is_some_and(|o| *o != me) {
+            if self
+                .owner
+                .get(&id)
+                .is_some_and(|o| *o != me && *o != WALKED)
+            {
                 return;
             }
             if let Some(claims) = claims
                 && claims.get(&id).is_some_and(|t| *t != self.tag)
             {
+                return;
+            }
+            if self.sector.is_some_and(|s| !s.allows(m.position)) {
                 return;
             }
             let d = (m.position - p).length_squared();
@@ -504,9 +551,22 @@ impl TreePath {
         };
         let best_p = self.nodes[best].position;
         let before = self.nodes.len();
+        if claims.is_some() {
+            // Other trees give claimed markers back between iterations.
+            self.refresh();
+        }
         let mut s = Vec::new();
         for i in 0..before {
             if !self.growable(i) {
+                continue;
+            }
+            if self.settings.frontier
+                && i != best
+                && self.nodes[i]
+                    .children
+                    .iter()
+                    .any(|c| self.nodes[c.0 as usize].alive)
+            {
                 continue;
             }
             let p = self.nodes[i].position;
@@ -535,6 +595,11 @@ impl TreePath {
                 }
                 let toward = match self.aim {
                     Aim::Towards(g) => g,
+                    // Standing on the threat: away along a drawn direction.
+                    Aim::AwayFrom { centre, .. } if p == centre => {
+                        let a = self.rng.random::<f64>() * std::f64::consts::TAU;
+                        p + DVec2::new(a.cos(), a.sin())
+                    }
                     Aim::AwayFrom { centre, .. } => p + (p - centre),
                 };
                 let points: SmallVec<[DVec2; 256]> = s.iter().map(|(_, m)| *m).collect();
@@ -565,13 +630,20 @@ impl TreePath {
                 children += 1;
                 let mut taken = Vec::new();
                 // Free markers and the parent's own (those of S(n)) go to the child.
-                set.for_each_within(child, self.settings.restriction, |id, _| {
-                    if self.owner.get(&id).is_some_and(|o| *o != i as u32) {
+                set.for_each_within(child, self.settings.restriction, |id, m| {
+                    if self
+                        .owner
+                        .get(&id)
+                        .is_some_and(|o| *o != i as u32 && *o != WALKED)
+                    {
                         return;
                     }
                     if let Some(claims) = claims.as_deref()
                         && claims.get(&id).is_some_and(|t| *t != self.tag)
                     {
+                        return;
+                    }
+                    if self.sector.is_some_and(|s| !s.allows(m.position)) {
                         return;
                     }
                     taken.push(id);
@@ -662,8 +734,34 @@ impl TreePath {
                 self.kill(c);
             }
         }
-        self.nodes[at.0 as usize].spent = true;
+        self.retire(at);
         Some(chosen)
+    }
+
+    /// Retires node `id`, which the agent walked past: it dies, gives its markers back and
+    /// rivals no node for them any more, but stays the parent of its children (so a pursuer
+    /// may cross its own walked path).
+    pub(crate) fn retire(&mut self, id: NodeId) {
+        let Some(node) = self.nodes.get_mut(id.0 as usize) else {
+            return;
+        };
+        if !node.alive {
+            return;
+        }
+        node.alive = false;
+        node.spent = true;
+        self.live -= 1;
+        let p = node.position;
+        for o in self.owner.values_mut() {
+            if *o == id.0 {
+                *o = WALKED;
+            }
+        }
+        let cell = self.cell(p);
+        if let Some(list) = self.grid.get_mut(&cell) {
+            list.retain(|x| *x != id.0);
+        }
+        self.refresh();
     }
 
     /// Kills node `id` and its subtree, giving their markers back.
@@ -672,13 +770,14 @@ impl TreePath {
         let mut stack = vec![id];
         while let Some(n) = stack.pop() {
             let node = &mut self.nodes[n.0 as usize];
+            // A retired node (walked past) is already dead; its children may not be.
+            stack.extend(node.children.iter().copied());
             if !node.alive {
                 continue;
             }
             node.alive = false;
             self.live -= 1;
             dead.push(n.0);
-            stack.extend(node.children.iter().copied());
             if self.goal == Some(n) {
                 self.goal = None;
             }
@@ -688,7 +787,7 @@ impl TreePath {
         }
         dead.sort_unstable();
         self.owner
-            .retain(|_, o| *o == BARRED || dead.binary_search(o).is_err());
+            .retain(|_, o| *o >= WALKED || dead.binary_search(o).is_err());
         for d in &dead {
             let cell = self.cell(self.nodes[*d as usize].position);
             if let Some(list) = self.grid.get_mut(&cell) {
@@ -698,6 +797,19 @@ impl TreePath {
         self.refresh();
     }
 
+    /// Keeps the tree to a slice round a point from now on (or to none).
+    pub fn set_sector(&mut self, sector: Option<Sector>) {
+        if self.sector != sector {
+            self.sector = sector;
+            self.refresh();
+        }
+    }
+
+    /// The slice it keeps to.
+    pub fn sector(&self) -> Option<Sector> {
+        self.sector
+    }
+
     /// Lets every node look at its markers again (markers came free or were sprayed).
     pub fn refresh(&mut self) {
         for n in &mut self.nodes {
@@ -705,10 +817,19 @@ impl TreePath {
         }
     }
 
-    /// The markers this tree gives back to shared claims: every claim tagged with it that
-    /// no live node holds now.
+    /// Gives back to shared claims every marker tagged with this tree that neither a live
+    /// node nor the walked way holds now.
     pub fn release_claims(&self, claims: &mut Claims) {
-        claims.retain(|m, t| *t != self.tag || self.owner.get(m).is_some_and(|o| *o != BARRED));
+        claims.retain(|m, t| *t != self.tag || self.owner.get(m).is_some_and(|o| *o < WALKED));
+    }
+
+    /// The markers of the way walked so far (given back to this tree, still claimed from
+    /// others).
+    pub fn walked(&self) -> impl Iterator<Item = MarkerId> + '_ {
+        self.owner
+            .iter()
+            .filter(|(_, o)| **o == WALKED)
+            .map(|(m, _)| *m)
     }
 
     /// A new aim (a moving goal, a threat that moved; A4, G5): subtrees below `next` (the
@@ -786,7 +907,7 @@ impl TreePath {
     /// segment's far end dies, and a node at `point` grows from `from` (the segment's near
     /// end); growth goes on from it.
     pub fn cut(&mut self, set: &MarkerSet, from: NodeId, point: DVec2) -> Option<NodeId> {
-        if !point.is_finite() || self.nodes.get(from.0 as usize).is_none_or(|n| !n.alive) {
+        if !point.is_finite() || self.nodes.get(from.0 as usize).is_none() {
             return None;
         }
         let children: SmallVec<[NodeId; 4]> = self.nodes[from.0 as usize].children.clone();
@@ -794,7 +915,7 @@ impl TreePath {
             self.kill(c);
         }
         self.goal = None;
-        self.nodes[from.0 as usize].spent = true;
+        self.retire(from);
         let id = self.push(set, point, Some(from), NodeKind::Cut);
         self.check_goal(set, id);
         Some(id)
