@@ -385,6 +385,8 @@ pub struct MarkerState {
     mark: Option<(NodeId, f64)>,
     /// Steps without coming nearer it.
     stall: u32,
+    /// Whether its last direct step saw its formation's shape.
+    saw_shape: bool,
 }
 
 impl MarkerState {
@@ -542,6 +544,7 @@ impl MarkerCrowd {
                 chasing: false,
                 mark: None,
                 stall: 0,
+                saw_shape: true,
             },
         );
         Ok(())
@@ -632,7 +635,7 @@ impl MarkerCrowd {
         let grid = AgentGrid::build(&points, cell);
         let beta = self.settings.step_length();
         let settings = self.settings;
-        let mut shapes: BTreeMap<u32, Vec<DVec2>> = BTreeMap::new();
+        let mut shapes: BTreeMap<u32, (Vec<DVec2>, Vec<DVec2>)> = BTreeMap::new();
 
         // Aims (sequential: the formation goal reads the shape's markers once a step).
         let mut aims: Vec<(AgentId, Option<Aim>, bool)> = Vec::with_capacity(self.states.len());
@@ -673,10 +676,13 @@ impl MarkerCrowd {
                 }
                 Order::Formation { shape, .. } => {
                     let tag = *shape;
-                    let mut sees = false;
-                    set.for_each_within(p, settings.personal_radius, |_, m| {
-                        sees |= m.tag == Some(tag);
-                    });
+                    // In direct motion the last step's look round tells.
+                    let mut sees = s.direct && s.saw_shape;
+                    if !s.direct {
+                        set.for_each_within(p, settings.personal_radius, |_, m| {
+                            sees |= m.tag == Some(tag);
+                        });
+                    }
                     if sees && !s.direct {
                         s.direct = true;
                         s.tree = None;
@@ -697,13 +703,23 @@ impl MarkerCrowd {
                         });
                     }
                     if !s.direct && s.target.is_none() {
-                        let markers = shapes.entry(tag).or_insert_with(|| {
-                            set.markers()
+                        let (markers, hull) = shapes.entry(tag).or_insert_with(|| {
+                            let markers: Vec<DVec2> = set
+                                .markers()
                                 .filter(|(_, m)| m.tag == Some(tag))
                                 .map(|(_, m)| m.position)
-                                .collect()
+                                .collect();
+                            let hull = convex_hull(&markers);
+                            (markers, hull)
                         });
-                        s.target = formation_goal(markers, settings.personal_radius, &mut s.rng);
+                        s.target = formation_goal(
+                            markers,
+                            hull,
+                            set,
+                            tag,
+                            settings.personal_radius,
+                            &mut s.rng,
+                        );
                     }
                     (
                         if s.direct {
@@ -796,14 +812,22 @@ impl MarkerCrowd {
                 }
             }
             // Reaching the next node.
-            if let (Some(next), Some(tree)) = (s.next, s.tree.as_ref())
-                && let Some(node) = tree.node(next)
-                && (node.position - p).length() <= beta + 1e-9
-            {
+            let reached = match (s.next, s.tree.as_ref()) {
+                (Some(next), Some(tree)) => tree
+                    .node(next)
+                    .filter(|n| (n.position - p).length() <= beta + 1e-9)
+                    .map(|n| (next, n.reservation.clone())),
+                _ => None,
+            };
+            if let Some((next, keep)) = reached {
+                if settings.mode == Mode::Crowd
+                    && let Some(tree) = s.tree.as_mut()
+                {
+                    tree.commit(s.at, next);
+                }
                 s.at = next;
                 s.next = None;
                 if settings.mode == Mode::Crowd {
-                    let keep = node.reservation.clone();
                     let mut held = std::mem::take(&mut s.held);
                     held.retain(|m| {
                         let stay = keep.binary_search(m).is_ok();
@@ -870,14 +894,21 @@ impl MarkerCrowd {
 
         // Growth: one iteration per tree, surrounding pursuers one after the other.
         let mut states: Vec<(&AgentId, &mut MarkerState)> = self.states.iter_mut().collect();
-        states.par_iter_mut().for_each(|(_, s)| {
+        // Few agents are not worth the threads' handshakes (results are the same either way).
+        let parallel = states.len() >= 64;
+        let grow = |(_, s): &mut (&AgentId, &mut MarkerState)| {
             if matches!(s.order, Order::Surround(_)) {
                 return;
             }
             if let Some(tree) = s.tree.as_mut() {
                 tree.grow(set, None);
             }
-        });
+        };
+        if parallel {
+            states.par_iter_mut().for_each(grow);
+        } else {
+            states.iter_mut().for_each(grow);
+        }
         for (id, s) in states.iter_mut() {
             if let (Order::Surround(t), Some(tree)) = (&s.order, s.tree.as_mut()) {
                 let claims = self.claims.entry(*t).or_default();
@@ -889,7 +920,7 @@ impl MarkerCrowd {
 
         // Motion plans.
         let masks = &self.masks;
-        states.par_iter_mut().for_each(|(id, s)| {
+        let plan = |(id, s): &mut (&AgentId, &mut MarkerState)| {
             s.plan = DVec2::ZERO;
             let Some(&i) = index.get(id) else {
                 return;
@@ -899,7 +930,7 @@ impl MarkerCrowd {
                 return;
             }
             if s.direct {
-                s.plan = direct_step(s, p, i, set, agents, &grid, masks, &settings);
+                (s.plan, s.saw_shape) = direct_step(s, p, i, set, agents, &grid, masks, &settings);
                 return;
             }
             if let (true, Some(Aim::Towards(g))) = (s.chasing, s.aim) {
@@ -915,7 +946,13 @@ impl MarkerCrowd {
                 return;
             };
             if s.next.is_none() {
-                s.next = tree.choose(s.at);
+                // In crowd mode the branches stay until the agent leaves its node: while it
+                // waits for one branch's markers it may take another.
+                s.next = if settings.mode == Mode::Crowd {
+                    tree.rank(s.at).first().copied()
+                } else {
+                    tree.choose(s.at)
+                };
             }
             let target = match s.next.and_then(|n| tree.node(n)) {
                 Some(node) => node.position,
@@ -937,7 +974,12 @@ impl MarkerCrowd {
             } else {
                 d
             };
-        });
+        };
+        if parallel {
+            states.par_iter_mut().for_each(plan);
+        } else {
+            states.iter_mut().for_each(plan);
+        }
         drop(states);
 
         // Phases and reached aims.
@@ -1176,34 +1218,89 @@ impl MarkerCrowd {
                 if s.next.is_some() {
                     s.holds_next = true;
                 }
-                s.waited = 0;
+                // Standing with no way ahead (its tree does not grow past where it stands)
+                // counts as waiting too.
+                let walking = s.holds_next || tree.goal() == Some(s.at);
+                s.waited = if walking { 0 } else { s.waited + 1 };
                 out.push((id, if s.holds_next { s.plan } else { DVec2::ZERO }));
-                continue;
-            }
-            s.waited += 1;
-            out.push((id, DVec2::ZERO));
-            if s.waited > limit
-                && let Some(next) = s.next
-            {
-                // Regrow from where it stands round the markers others hold (G11); it takes
-                // its new root's markers as at a spawn.
-                let _ = next;
-                let aim = tree.aim();
-                let seed = s.seed ^ self.steps;
-                if let Ok(mut fresh) =
-                    TreePath::new(self.settings.tree, set, agents[i].position, aim, seed, id.0)
-                {
-                    fresh.bar(blocked);
-                    s.tree = Some(fresh);
-                    s.at = NodeId(0);
-                    s.next = None;
-                    s.holds_next = false;
-                    for m in s.held.drain(..) {
-                        if self.holders.get(&m) == Some(&id) {
-                            self.holders.remove(&m);
+                if s.waited <= limit {
+                    continue;
+                }
+            } else {
+                // Another branch from where it stands whose markers are free: take it.
+                if !s.held.is_empty() && !s.holds_next {
+                    let free = tree.rank(s.at).into_iter().find(|c| {
+                        Some(*c) != s.next
+                            && tree.node(*c).is_some_and(|n| {
+                                n.reservation
+                                    .iter()
+                                    .all(|m| self.holders.get(m).is_none_or(|h| *h == id))
+                            })
+                    });
+                    if let Some(c) = free {
+                        let node = tree.node(c).expect("ranked");
+                        for &m in &node.reservation {
+                            if self.holders.insert(m, id).is_none() {
+                                s.held.push(m);
+                            }
                         }
+                        s.held.sort_unstable();
+                        s.held.dedup();
+                        s.next = Some(c);
+                        s.holds_next = true;
+                        s.waited = 0;
+                        let d = node.position - agents[i].position;
+                        let beta = self.settings.step_length();
+                        let step = if d.length() > beta {
+                            d * (beta / d.length())
+                        } else {
+                            d
+                        };
+                        out.push((id, step));
+                        continue;
                     }
                 }
+                s.waited += 1;
+                out.push((id, DVec2::ZERO));
+                // Of agents waiting for each other, the one with the highest id gives way (a
+                // lower one that regrew too would step into the other's new way as often as
+                // not).
+                let waits_for_higher = blocked.iter().any(|m| {
+                    self.holders.get(m).is_some_and(|h| {
+                        *h > id && self.states.get(h).is_some_and(|o| o.waited > 0)
+                    })
+                });
+                let s = self.states.get_mut(&id).expect("listed");
+                if waits_for_higher {
+                    s.waited = s.waited.min(limit);
+                }
+            }
+            let s = self.states.get_mut(&id).expect("listed");
+            let Some(tree) = s.tree.as_mut() else {
+                continue;
+            };
+            if s.waited > limit {
+                // G11: the blocked branch dies and the node it stands at grows again, round
+                // the markers others hold near it (barred for a few iterations); a new branch
+                // is picked when one grows. It keeps the node's markers meanwhile.
+                let reach = 2.0 * (self.settings.tree.segment + self.settings.tree.action_radius);
+                let mut held = blocked;
+                set.for_each_within(agents[i].position, reach, |m, _| {
+                    if self.holders.get(&m).is_some_and(|h| *h != id) {
+                        held.push(m);
+                    }
+                });
+                if let Some(next) = s.next.take()
+                    && tree
+                        .node(next)
+                        .is_some_and(|n| n.kind != crate::NodeKind::Root)
+                {
+                    tree.kill(next);
+                }
+                tree.bar(held);
+                tree.revive(s.at);
+                tree.reopen(s.at);
+                s.holds_next = false;
                 s.waited = 0;
                 self.events.push(MarkerEvent::Deadlock { agent: id });
             }
@@ -1353,19 +1450,29 @@ fn closest_on(a: DVec2, b: DVec2, p: DVec2) -> DVec2 {
 
 /// The formation's automatic goal (A6, G13): a random point of the shape markers' convex
 /// hull within R of one of them (a random shape marker after 100 misses).
-fn formation_goal(markers: &[DVec2], reach: f64, rng: &mut ChaCha8Rng) -> Option<DVec2> {
+fn formation_goal(
+    markers: &[DVec2],
+    hull: &[DVec2],
+    set: &MarkerSet,
+    tag: u32,
+    reach: f64,
+    rng: &mut ChaCha8Rng,
+) -> Option<DVec2> {
     if markers.is_empty() {
         return None;
     }
-    let hull = convex_hull(markers);
     let (lo, hi) = markers.iter().fold(
         (DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY)),
         |(lo, hi), m| (lo.min(*m), hi.max(*m)),
     );
-    let r2 = reach * reach;
     for _ in 0..100 {
         let q = lo + (hi - lo) * DVec2::new(rng.random(), rng.random());
-        if inside_hull(&hull, q) && markers.iter().any(|m| (*m - q).length_squared() <= r2) {
+        if !inside_hull(hull, q) {
+            continue;
+        }
+        let mut near = false;
+        set.for_each_within(q, reach, |_, m| near |= m.tag == Some(tag));
+        if near {
             return Some(q);
         }
     }
@@ -1423,7 +1530,7 @@ fn direct_step(
     grid: &AgentGrid,
     masks: &[Mask],
     settings: &MarkerCrowdSettings,
-) -> DVec2 {
+) -> (DVec2, bool) {
     let r = settings.personal_radius;
     let (shape, mask) = match &s.order {
         Order::Formation { shape, mask } => (Some(*shape), mask.map(|m| &masks[m])),
@@ -1454,7 +1561,9 @@ fn direct_step(
     let r2 = r * r;
     let mut weighted: Vec<(DVec2, f64)> = Vec::new();
     let mut total = 0.0;
+    let mut saw_shape = false;
     set.for_each_within(p, r, |_, m| {
+        saw_shape |= shape.is_some() && m.tag == shape;
         let d = (m.position - p).length_squared();
         let mut w = weight_for(m, p);
         match settings.personal_space {
@@ -1518,7 +1627,7 @@ fn direct_step(
         }
     }
     let Some(md) = direct_direction(p, &weighted) else {
-        return DVec2::ZERO;
+        return (DVec2::ZERO, saw_shape);
     };
     let beta = settings.step_length();
     let scale = if settings.settle {
@@ -1526,7 +1635,7 @@ fn direct_step(
     } else {
         1.0
     };
-    md.normalize() * beta * scale
+    (md.normalize() * beta * scale, saw_shape)
 }
 
 /// Eq. 8 as printed for agent `i`: half its separation from each agent closer than t_min,

@@ -145,7 +145,9 @@ pub struct MarkerSet {
     live: usize,
     cols: usize,
     rows: usize,
-    cells: Vec<Vec<u32>>,
+    /// Each cell's markers with their positions (a query reads positions in sequence and
+    /// looks up only the markers it keeps).
+    cells: Vec<Vec<(u32, DVec2)>>,
     edits: Vec<Edit>,
 }
 
@@ -334,11 +336,20 @@ impl MarkerSet {
         }
         let r2 = radius * radius;
         let reach = DVec2::splat(radius);
-        self.for_each_in_box(centre - reach, centre + reach, |id, m| {
-            if (m.position - centre).length_squared() <= r2 {
-                f(id, m);
+        let (c0, r0) = self.cell_of(centre - reach);
+        let (c1, r1) = self.cell_of(centre + reach);
+        for row in r0..=r1 {
+            for col in c0..=c1 {
+                for &(i, p) in &self.cells[row * self.cols + col] {
+                    if (p - centre).length_squared() <= r2 {
+                        let m = self.slots[i as usize]
+                            .as_ref()
+                            .expect("indexed markers live");
+                        f(MarkerId(i), m);
+                    }
+                }
             }
-        });
+        }
     }
 
     /// The markers within `radius` of `centre`, by id.
@@ -560,11 +571,11 @@ impl MarkerSet {
         let (c1, r1) = self.cell_of(hi);
         for row in r0..=r1 {
             for col in c0..=c1 {
-                for &i in &self.cells[row * self.cols + col] {
-                    let m = self.slots[i as usize]
-                        .as_ref()
-                        .expect("indexed markers live");
-                    if m.position.cmpge(lo).all() && m.position.cmple(hi).all() {
+                for &(i, p) in &self.cells[row * self.cols + col] {
+                    if p.cmpge(lo).all() && p.cmple(hi).all() {
+                        let m = self.slots[i as usize]
+                            .as_ref()
+                            .expect("indexed markers live");
                         f(MarkerId(i), m);
                     }
                 }
@@ -616,7 +627,7 @@ impl MarkerSet {
             tag,
         }));
         let (col, row) = self.cell_of(position);
-        self.cells[row * self.cols + col].push(id);
+        self.cells[row * self.cols + col].push((id, position));
         self.live += 1;
         MarkerId(id)
     }
@@ -626,7 +637,7 @@ impl MarkerSet {
             return;
         };
         let (col, row) = self.cell_of(m.position);
-        self.cells[row * self.cols + col].retain(|i| *i != id.0);
+        self.cells[row * self.cols + col].retain(|(i, _)| *i != id.0);
         self.live -= 1;
     }
 }

@@ -291,7 +291,16 @@ pub struct TreePath {
     live: usize,
     /// The slice it keeps to, if any.
     sector: Option<Sector>,
+    /// Markers barred by [`Self::bar`].
+    barred: usize,
+    /// Those markers, lifted after [`BAR_ITERATIONS`].
+    temporary: Vec<MarkerId>,
+    /// Iterations left before they are lifted.
+    bar_left: u32,
 }
+
+/// Growth iterations a crowd agent's bars round others' reservations last.
+const BAR_ITERATIONS: u32 = 8;
 
 impl TreePath {
     /// A tree of one node (the root) at `root`, aiming at `aim`, with its own random stream
@@ -323,6 +332,9 @@ impl TreePath {
             tag,
             live: 0,
             sector: None,
+            barred: 0,
+            temporary: Vec::new(),
+            bar_left: 0,
         };
         tree.push(set, root, None, NodeKind::Root);
         tree.check_goal(set, NodeId(0));
@@ -535,6 +547,7 @@ impl TreePath {
         if self.goal.is_some() || self.live >= self.settings.max_nodes as usize {
             return 0;
         }
+        self.lift_bars();
         self.iterations += 1;
         // n_g (or n_e): the live node best for the aim, among those that may grow.
         let Some(best) = (0..self.nodes.len())
@@ -577,6 +590,9 @@ impl TreePath {
             };
             let mut children = 0;
             let mut tries = 0;
+            // Markers left out for this node in this iteration only (ways others' reservations
+            // block: tried again next iteration).
+            let mut skip: Vec<MarkerId> = Vec::new();
             loop {
                 if children >= self.settings.max_children
                     || self.live >= self.settings.max_nodes as usize
@@ -593,6 +609,12 @@ impl TreePath {
                     self.nodes[i].exhausted = true;
                     break;
                 }
+                if !skip.is_empty() {
+                    s.retain(|(id, _)| !skip.contains(id));
+                    if s.is_empty() {
+                        break;
+                    }
+                }
                 let toward = match self.aim {
                     Aim::Towards(g) => g,
                     // Standing on the threat: away along a drawn direction.
@@ -608,14 +630,35 @@ impl TreePath {
                 };
                 let dir = d.normalize();
                 let child = p + dir * self.settings.segment;
-                if !set.is_walkable(child) || !set.sees(p, child) {
-                    // Bar the markers of S(n) within 30° of the blocked direction.
+                // In crowd mode a node is only worth growing where the markers it would
+                // reserve are not barred (held by others when the tree was regrown, G11).
+                let reserved_barred = self.settings.store_reservations && self.barred > 0 && {
+                    let mut hit = false;
+                    set.for_each_within(child, self.settings.action_radius, |id, _| {
+                        hit |= self.owner.get(&id) == Some(&BARRED);
+                    });
+                    hit
+                };
+                if reserved_barred || !set.is_walkable(child) || !set.sees(p, child) {
+                    // Bar the markers of S(n) within 30° of the blocked direction; a way
+                    // blocked by others' reservations also bars one side (drawn), or the
+                    // weighted direction of what is left, symmetric round the blocked one,
+                    // would point the same way again.
                     tries += 1;
                     let cos30 = 30f64.to_radians().cos();
+                    let side = if reserved_barred {
+                        if self.rng.random::<bool>() { 1.0 } else { -1.0 }
+                    } else {
+                        0.0
+                    };
                     for (id, m) in &s {
                         let u = (*m - p).normalize_or_zero();
-                        if u.dot(dir) >= cos30 {
-                            self.owner.insert(*id, BARRED);
+                        if u.dot(dir) >= cos30 || side * dir.perp_dot(u) > 0.0 {
+                            if reserved_barred {
+                                skip.push(*id);
+                            } else {
+                                self.owner.insert(*id, BARRED);
+                            }
                         }
                     }
                     continue;
@@ -715,27 +758,46 @@ impl TreePath {
     /// children's subtrees die (branch death (i)) and give their markers back; `at` grows no
     /// more. `None` while `at` has no live child.
     pub fn choose(&mut self, at: NodeId) -> Option<NodeId> {
-        let children: SmallVec<[NodeId; 4]> = self.nodes.get(at.0 as usize)?.children.clone();
-        let chosen = children
+        let chosen = *self.rank(at).first()?;
+        self.commit(at, chosen);
+        Some(chosen)
+    }
+
+    /// The live children of `at`, best first by the rule of [`Self::choose`].
+    pub fn rank(&self, at: NodeId) -> SmallVec<[NodeId; 4]> {
+        let Some(node) = self.nodes.get(at.0 as usize) else {
+            return SmallVec::new();
+        };
+        let mut ranked: SmallVec<[(f64, f64, NodeId); 4]> = node
+            .children
             .iter()
             .filter(|c| self.nodes[c.0 as usize].alive)
             .map(|&c| {
                 let (s, _) = self.best_below(c);
                 (s, self.aim.score(self.nodes[c.0 as usize].position), c)
             })
-            .max_by(|a, b| {
-                a.0.total_cmp(&b.0)
-                    .then(a.1.total_cmp(&b.1))
-                    .then(b.2.cmp(&a.2))
-            })
-            .map(|(_, _, c)| c)?;
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+        });
+        ranked.into_iter().map(|(_, _, c)| c).collect()
+    }
+
+    /// The agent left `at` for its child `chosen`: the other children die with their
+    /// subtrees and `at` retires.
+    pub fn commit(&mut self, at: NodeId, chosen: NodeId) {
+        let Some(node) = self.nodes.get(at.0 as usize) else {
+            return;
+        };
+        let children: SmallVec<[NodeId; 4]> = node.children.clone();
         for c in children {
             if c != chosen {
                 self.kill(c);
             }
         }
         self.retire(at);
-        Some(chosen)
     }
 
     /// Retires node `id`, which the agent walked past: it dies, gives its markers back and
@@ -949,11 +1011,58 @@ impl TreePath {
         }
     }
 
+    /// Lets the tree grow again from `at` when its goal is no longer below `at` (the way
+    /// there died).
+    pub(crate) fn reopen(&mut self, at: NodeId) {
+        if let Some(goal) = self.goal {
+            let mut n = Some(goal);
+            let mut below = false;
+            while let Some(k) = n {
+                let node = &self.nodes[k.0 as usize];
+                if k == at {
+                    below = true;
+                    break;
+                }
+                if !node.alive && node.kind != NodeKind::Root && k != goal {
+                    // A retired ancestor: keep climbing.
+                }
+                n = node.parent;
+            }
+            if !below || !self.nodes[goal.0 as usize].alive {
+                self.goal = None;
+            }
+        }
+        self.refresh();
+    }
+
     /// Bars `markers` to this tree (a crowd agent's deadlock: markers others hold, G11).
     pub(crate) fn bar(&mut self, markers: impl IntoIterator<Item = MarkerId>) {
         for m in markers {
-            self.owner.entry(m).or_insert(BARRED);
+            if let std::collections::hash_map::Entry::Vacant(e) = self.owner.entry(m) {
+                e.insert(BARRED);
+                self.barred += 1;
+                self.temporary.push(m);
+            }
         }
+        self.bar_left = BAR_ITERATIONS;
         self.refresh();
+    }
+
+    /// Lifts the bars of [`Self::bar`] once they have lasted their iterations (the markers
+    /// others held then are likely free by now).
+    fn lift_bars(&mut self) {
+        if self.bar_left == 0 || self.temporary.is_empty() {
+            return;
+        }
+        self.bar_left -= 1;
+        if self.bar_left == 0 {
+            for m in std::mem::take(&mut self.temporary) {
+                if self.owner.get(&m) == Some(&BARRED) {
+                    self.owner.remove(&m);
+                }
+            }
+            self.barred = 0;
+            self.refresh();
+        }
     }
 }

@@ -570,10 +570,12 @@ fn s8_agents_fill_a_sprayed_formation() {
             .count();
         assert_eq!(switched, 30);
         fractions.push(inside);
-        flat.push(formation(seed, 1.0, None, 60).0);
+        if seed < 5 {
+            flat.push(formation(seed, 1.0, None, 60).0);
+        }
     }
     let mean = fractions.iter().sum::<f64>() / 20.0;
-    let mean_flat = flat.iter().sum::<f64>() / 20.0;
+    let mean_flat = flat.iter().sum::<f64>() / flat.len() as f64;
     println!(
         "S8: inside after 60 s {fractions:?} (mean {mean:.2}); with w_max = 1 {flat:?} (mean {mean_flat:.2})"
     );
