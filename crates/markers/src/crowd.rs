@@ -1042,7 +1042,7 @@ impl MarkerCrowd {
         match settings.mode {
             Mode::Groups if settings.enforcement == Enforcement::Projection => {
                 // Projected from where the plans lead, pair by pair in order, until no pair of
-                // marker agents is closer than t_min (or 50 passes).
+                // marker agents is closer than t_min (or a bounded number of passes).
                 let mut q: Vec<DVec2> = agents.iter().map(|a| a.position).collect();
                 let mut movable = vec![false; agents.len()];
                 for (&id, s) in &self.states {
@@ -1668,15 +1668,15 @@ fn enforce_literal(
 
 /// The projection (G8): every pair closer than t_min is pushed apart along its separation,
 /// each of two marker agents by half the overlap (a marker agent from any other agent by all
-/// of it), pairs taken in order, passes repeated until none overlaps by more than 1e-9 m or 50
-/// passes. Coincident agents part along a direction drawn from their ids.
+/// of it), pairs taken in order, passes repeated until none overlaps by more than 1e-9 m or
+/// [`PROJECTION_PASSES`] passes. Coincident agents part along a direction drawn from their ids.
 fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &MarkerCrowdSettings) {
     let t = settings.min_distance;
     // Pairs within t plus a margin, found once a round; a round ends when no pair overlaps or
     // after 50 passes, and another starts only if someone moved farther than half the margin
     // (a pair that was not listed could then overlap).
     let margin = 0.5 * t;
-    for _ in 0..4 {
+    for _ in 0..8 {
         let start: Vec<DVec2> = q.to_vec();
         let points: Vec<Option<(DVec2, f64)>> = q
             .iter()
@@ -1699,7 +1699,7 @@ fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &Mark
                 }
             }
         }
-        for _ in 0..50 {
+        for _ in 0..PROJECTION_PASSES {
             let mut worst: f64 = 0.0;
             for &(i, j) in &pairs {
                 let (i, j) = (i as usize, j as usize);
@@ -1735,6 +1735,10 @@ fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &Mark
         }
     }
 }
+
+/// Passes of the projection over its pairs before it gives up on a round (a jammed cluster
+/// converges slowly, pair by pair).
+const PROJECTION_PASSES: usize = 200;
 
 /// The way agent `a` leaves agent `b` when they coincide (the opposite of `b`'s way).
 fn coincident(a: AgentId, b: AgentId, seed: u64) -> DVec2 {

@@ -299,6 +299,11 @@ pub struct TreePath {
     bar_left: u32,
 }
 
+/// How far a point of a segment may be from a marker, metres: farther, the ground is no
+/// walkable space and the segment is not grown (at 60 markers/m² a point of marked ground
+/// lacks one with a chance of e⁻³⁰).
+const MARKED_REACH: f64 = 0.4;
+
 /// Growth iterations a crowd agent's bars round others' reservations last.
 const BAR_ITERATIONS: u32 = 8;
 
@@ -639,26 +644,38 @@ impl TreePath {
                     });
                     hit
                 };
-                if reserved_barred || !set.is_walkable(child) || !set.sees(p, child) {
+                // Ground without markers is no walkable space (erased, never sprayed): every
+                // 0.4 m of the segment needs a marker within 0.4 m.
+                let marked = |q: DVec2| {
+                    let mut any = false;
+                    set.for_each_within(q, MARKED_REACH, |_, _| any = true);
+                    any
+                };
+                let samples = (self.settings.segment / MARKED_REACH).ceil() as usize;
+                let on_markers =
+                    (1..=samples).all(|k| marked(p.lerp(child, k as f64 / samples as f64)));
+                if reserved_barred || !set.is_walkable(child) || !set.sees(p, child) || !on_markers
+                {
                     // Bar the markers of S(n) within 30° of the blocked direction; a way
                     // blocked by others' reservations also bars one side (drawn), or the
                     // weighted direction of what is left, symmetric round the blocked one,
                     // would point the same way again.
+                    // The cone is barred for good where the ground blocks it (an obstacle,
+                    // no markers), for this iteration where others' reservations do; one side
+                    // (drawn) is left out for this iteration either way.
                     tries += 1;
                     let cos30 = 30f64.to_radians().cos();
-                    let side = if reserved_barred {
-                        if self.rng.random::<bool>() { 1.0 } else { -1.0 }
-                    } else {
-                        0.0
-                    };
+                    let side = if self.rng.random::<bool>() { 1.0 } else { -1.0 };
                     for (id, m) in &s {
                         let u = (*m - p).normalize_or_zero();
-                        if u.dot(dir) >= cos30 || side * dir.perp_dot(u) > 0.0 {
+                        if u.dot(dir) >= cos30 {
                             if reserved_barred {
                                 skip.push(*id);
                             } else {
                                 self.owner.insert(*id, BARRED);
                             }
+                        } else if side * dir.perp_dot(u) > 0.0 {
+                            skip.push(*id);
                         }
                     }
                     continue;

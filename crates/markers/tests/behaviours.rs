@@ -715,3 +715,129 @@ fn s10_formation_then_alignment() {
     assert!(inside >= 0.9);
     assert!(offs[15] <= 0.2);
 }
+
+/// S12: a circle erased across the agents' route: by the next frame no tree keeps a node or
+/// segment deeper in it than the 0.4 m a segment is sampled for markers, and no agent walks
+/// deeper into it afterwards.
+#[test]
+fn s12_erasing_markers_reroutes_the_trees_at_once() {
+    let mut violations = 0;
+    for seed in 0..20 {
+        let mut set = open_box(DVec2::new(30.0, 14.0), vec![], seed);
+        let mut run = Run::new(crowd(seed));
+        for k in 0..5 {
+            let id = run.add(DVec2::new(2.0, 5.0 + k as f64));
+            // Goals a metre apart: one goal point holds one agent (d_enf keeps the others
+            // t_min from it).
+            let goal = DVec2::new(28.0, 5.0 + k as f64);
+            run.crowd.insert(&set, id, Order::Seek(goal)).unwrap();
+        }
+        for _ in 0..48 {
+            run.step(&set, &still);
+        }
+        let (centre, radius) = (DVec2::new(15.0, 7.0), 2.5);
+        set.erase(centre, radius).unwrap();
+        run.step(&set, &still);
+        let disc = Shape::Disc {
+            centre,
+            radius: radius - 0.45,
+        };
+        for (_, s) in run.crowd.states() {
+            let tree = s.tree().unwrap();
+            for (_, n) in tree.nodes() {
+                if !n.alive {
+                    continue;
+                }
+                let from = n
+                    .parent
+                    .map_or(n.position, |p| tree.node(p).unwrap().position);
+                assert!(
+                    disc.segment_distance(from, n.position).unwrap() > 0.0,
+                    "seed {seed}: a live segment crosses the erased circle"
+                );
+            }
+        }
+        for _ in 0..1200 {
+            run.step(&set, &still);
+            violations += run
+                .agents
+                .iter()
+                .filter(|a| a.1.distance(centre) < radius - 0.45)
+                .count();
+        }
+        for (id, s) in run.crowd.states() {
+            assert!(
+                s.phase() == Phase::Arrived,
+                "seed {seed}: {id} at {} not arrived; next {:?}, tree {:?}",
+                run.position(id),
+                s.next(),
+                s.tree().map(|t| (t.live_count(), t.goal(), t.iterations()))
+            );
+        }
+    }
+    println!("S12: {violations} agent-frames inside the erased circle over 20 seeds");
+    assert_eq!(violations, 0);
+}
+
+/// S13: a path sprayed at three times the density (120 more markers per m²) from the agents
+/// over a block to their goal draws them: the share passing above the block rises by at
+/// least 30 points. (A corridor sprayed only beside the block, out of reach of the nodes that
+/// decide which way round, changes nothing: trees read markers within A_r.)
+#[test]
+fn s13_sprayed_markers_draw_the_agents() {
+    let block = Shape::Aabb {
+        min: DVec2::new(12.0, 4.0),
+        max: DVec2::new(18.0, 10.0),
+    };
+    let share = |spray: bool| {
+        let mut above = 0;
+        let mut total = 0;
+        for seed in 0..10 {
+            let mut set = open_box(DVec2::new(30.0, 14.0), vec![block.clone()], seed);
+            if spray {
+                // A path sprayed from the start over the block to the goal.
+                set.spray_shape(
+                    Shape::Polyline {
+                        points: vec![
+                            DVec2::new(2.0, 7.0),
+                            DVec2::new(11.0, 12.0),
+                            DVec2::new(19.0, 12.0),
+                            DVec2::new(28.0, 7.0),
+                        ],
+                        thickness: 2.4,
+                    },
+                    120.0,
+                    seed + 100,
+                    None,
+                )
+                .unwrap();
+            }
+            let mut run = Run::new(crowd(seed));
+            for k in 0..6 {
+                let id = run.add(DVec2::new(2.0, 4.5 + k as f64));
+                run.crowd
+                    .insert(&set, id, Order::Seek(DVec2::new(28.0, 7.0)))
+                    .unwrap();
+            }
+            let mut went_above = [false; 6];
+            for _ in 0..1200 {
+                run.step(&set, &still);
+                for (k, a) in run.agents.iter().enumerate() {
+                    if (12.0..18.0).contains(&a.1.x) && a.1.y > 10.0 {
+                        went_above[k] = true;
+                    }
+                }
+            }
+            above += went_above.iter().filter(|w| **w).count();
+            total += 6;
+        }
+        above as f64 / total as f64
+    };
+    let (plain, sprayed) = (share(false), share(true));
+    println!(
+        "S13: {:.0} % above the block on plain ground, {:.0} % with the sprayed corridor",
+        plain * 100.0,
+        sprayed * 100.0
+    );
+    assert!(sprayed - plain >= 0.3, "{plain:.2} → {sprayed:.2}");
+}

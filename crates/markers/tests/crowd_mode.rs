@@ -76,7 +76,11 @@ fn streams(
                 continue;
             }
             let e = st.entries[st.next_entry % st.entries.len()];
-            if run.agents.iter().all(|a| a.1.is_nan() || a.1.distance(e) >= 2.5) {
+            if run
+                .agents
+                .iter()
+                .all(|a| a.1.is_nan() || a.1.distance(e) >= 2.5)
+            {
                 let id = run.add(e);
                 run.crowd
                     .insert(set, id, Order::Seek(e + st.way * walk))
