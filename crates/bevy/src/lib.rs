@@ -89,6 +89,8 @@ mod components;
 pub mod group;
 #[cfg(feature = "markers")]
 pub mod marker;
+#[cfg(feature = "markers")]
+pub mod marker_agents;
 mod messages;
 #[cfg(feature = "sketch")]
 pub mod paths;
@@ -115,6 +117,10 @@ pub use group::{
 pub use marker::{BrushRejected, MarkerBrush};
 #[cfg(feature = "markers")]
 pub use marker::{CrowdfieldMarkerPlugin, MarkerGround, MarkerWorld, MarkersRejected};
+#[cfg(feature = "markers")]
+pub use marker_agents::{
+    MarkerAgents, MarkerOrderRejected, MarkerSteering, MarkerSteeringSettings,
+};
 pub use messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected, SettingsRejected,
@@ -160,7 +166,10 @@ pub mod prelude {
     #[cfg(feature = "sketch")]
     pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathSettings, PathWorld};
     #[cfg(feature = "markers")]
-    pub use crate::{MarkerGround, MarkerWorld, MarkersRejected};
+    pub use crate::{
+        MarkerAgents, MarkerGround, MarkerOrderRejected, MarkerSteering, MarkerSteeringSettings,
+        MarkerWorld, MarkersRejected,
+    };
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;
     #[cfg(feature = "groups")]

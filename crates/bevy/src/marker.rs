@@ -154,7 +154,22 @@ pub struct CrowdfieldMarkerPlugin;
 impl Plugin for CrowdfieldMarkerPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<MarkerWorld>()
-            .add_message::<MarkersRejected>();
+            .init_resource::<crate::marker_agents::MarkerAgents>()
+            .init_resource::<crate::marker_agents::MarkerSteeringSettings>()
+            .add_message::<MarkersRejected>()
+            .add_message::<crate::marker_agents::MarkerOrderRejected>()
+            .add_systems(
+                FixedUpdate,
+                (
+                    crate::marker_agents::sync_marker_agents
+                        .after(crate::plugin::SceneInputStage::Agents)
+                        .in_set(crate::CrowdfieldSystems::SceneInput),
+                    crate::marker_agents::drive_marker_agents
+                        .after(crate::CrowdfieldSystems::Guidance)
+                        .before(crate::CrowdfieldSystems::Sensing),
+                )
+                    .run_if(crate::plugin::planner_due),
+            );
         #[cfg(feature = "sketch")]
         app.add_message::<MarkerBrush>()
             .add_message::<BrushRejected>();

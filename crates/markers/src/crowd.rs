@@ -41,7 +41,6 @@ use crate::tree::{Aim, Claims, IdMap, NodeId, Sector, TreePath, TreeSettings};
 use crate::{Edit, MarkerError, MarkerId, MarkerSet, Terrain};
 
 /// What a marker agent does (digest 002 §3 A3, A5–A7).
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Order {
     /// Walk a tree path to a point (goal-based motion, Eq. 9).

@@ -1,0 +1,174 @@
+//! Headless app tests of the marker back end in the plugin: marker agents beside BVP agents
+//! (same goals, states and messages; they never overlap), pursuit, handing an agent back,
+//! bad orders.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_crowdfield::markers::Generation;
+use bevy_crowdfield::prelude::*;
+use bevy_crowdfield::steer::Steering;
+use common::*;
+
+#[derive(Resource, Default)]
+struct Refused(Vec<MarkerOrderRejected>);
+
+fn collect(mut refused: ResMut<Refused>, mut orders: MessageReader<MarkerOrderRejected>) {
+    refused.0.extend(orders.read().cloned());
+}
+
+fn marker_app() -> App {
+    let mut app = app(30.0, 20.0);
+    app.init_resource::<Refused>()
+        .add_systems(Last, collect)
+        .insert_resource(MarkerGround {
+            generation: Generation::JitteredGrid,
+            ..default()
+        });
+    app
+}
+
+fn walker(app: &mut App, from: Vec2, to: Vec2, markers: bool) -> Entity {
+    let mut e = app.world_mut().spawn((
+        CrowdAgent,
+        AgentGoals::point(to),
+        Transform::from_translation(from.extend(0.0)),
+    ));
+    if markers {
+        e.insert(MarkerSteering::Goals);
+    }
+    e.id()
+}
+
+fn steering(app: &App, agent: Entity) -> Option<Steering> {
+    let world = app.world().resource::<CrowdWorld>();
+    let id = world.agent_id(agent)?;
+    Some(world.crowd()?.agent(id)?.params().steering)
+}
+
+#[test]
+fn marker_and_bvp_agents_walk_side_by_side_and_never_overlap() {
+    let mut app = marker_app();
+    // Head-on: a BVP walker and a marker walker on one line, and two more crossing it.
+    let bvp = walker(&mut app, Vec2::new(2.0, 10.0), Vec2::new(28.0, 10.0), false);
+    let marker = walker(&mut app, Vec2::new(28.0, 10.2), Vec2::new(2.0, 10.2), true);
+    let crossing = walker(&mut app, Vec2::new(15.0, 2.0), Vec2::new(15.0, 18.0), true);
+    let other = walker(&mut app, Vec2::new(14.0, 18.0), Vec2::new(14.0, 2.0), false);
+    let all = [bvp, marker, crossing, other];
+    let mut least = f32::INFINITY;
+    run_until(&mut app, 2, |_| false);
+    let steps = run_until(&mut app, 400, |app| {
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                least = least.min(planned(app, *a).distance(planned(app, *b)));
+            }
+        }
+        all.iter().all(|a| seen(app).arrived.contains(a))
+    });
+    assert!(
+        steps < 400,
+        "not all arrived: {:?}",
+        all.map(|a| state(&app, a))
+    );
+    assert_eq!(steering(&app, marker), Some(Steering::External));
+    assert_eq!(steering(&app, bvp), Some(Steering::LocalMap));
+    for a in all {
+        assert_eq!(state(&app, a), AgentState::Arrived);
+    }
+    // Radii 0.25: the collision guard keeps every pair at least 0.5 apart.
+    assert!(least >= 0.5 - 1e-3, "{least}");
+    let agents = app.world().resource::<MarkerAgents>();
+    assert!(agents.agent(marker).is_some() && agents.agent(bvp).is_none());
+    assert!(app.world().resource::<Refused>().0.is_empty());
+}
+
+#[test]
+fn a_marker_agent_pursues_a_walker() {
+    let mut app = marker_app();
+    let target = walker(&mut app, Vec2::new(4.0, 4.0), Vec2::new(26.0, 16.0), false);
+    let pursuer = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            MarkerSteering::Pursue(target),
+            Transform::from_xyz(4.0, 16.0, 0.0),
+        ))
+        .id();
+    let mut closest = f32::INFINITY;
+    run_until(&mut app, 200, |app| {
+        closest = closest.min(planned(app, pursuer).distance(planned(app, target)));
+        false
+    });
+    assert!(closest <= 1.0, "{closest}");
+}
+
+#[test]
+fn an_agent_without_marker_steering_walks_its_own_map_again() {
+    let mut app = marker_app();
+    let agent = walker(&mut app, Vec2::new(2.0, 10.0), Vec2::new(28.0, 10.0), true);
+    run_until(&mut app, 20, |_| false);
+    assert_eq!(steering(&app, agent), Some(Steering::External));
+    app.world_mut().entity_mut(agent).remove::<MarkerSteering>();
+    run_until(&mut app, 2, |_| false);
+    assert_eq!(steering(&app, agent), Some(Steering::LocalMap));
+    assert!(
+        app.world()
+            .resource::<MarkerAgents>()
+            .agent(agent)
+            .is_none()
+    );
+    let steps = run_until(&mut app, 300, |app| seen(app).arrived.contains(&agent));
+    assert!(steps < 300);
+}
+
+#[test]
+fn bad_orders_get_a_message_and_the_agent_stands() {
+    let mut app = marker_app();
+    let nobody = app.world_mut().spawn(Transform::IDENTITY).id();
+    let chaser = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            MarkerSteering::Pursue(nobody),
+            Transform::from_xyz(5.0, 5.0, 0.0),
+        ))
+        .id();
+    let aligner = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            MarkerSteering::Align(7),
+            Transform::from_xyz(20.0, 5.0, 0.0),
+        ))
+        .id();
+    let selfish = app
+        .world_mut()
+        .spawn((CrowdAgent, Transform::from_xyz(10.0, 15.0, 0.0)))
+        .id();
+    app.world_mut()
+        .entity_mut(selfish)
+        .insert(MarkerSteering::Pursue(selfish));
+    run_until(&mut app, 10, |_| false);
+    let refused = &app.world().resource::<Refused>().0;
+    for e in [chaser, aligner, selfish] {
+        assert_eq!(
+            refused.iter().filter(|r| r.entity == Some(e)).count(),
+            1,
+            "{e}: {refused:?}"
+        );
+    }
+    assert_eq!(planned(&app, chaser), Vec2::new(5.0, 5.0));
+    // Bad settings: refused with a message, the old ones kept.
+    app.world_mut()
+        .resource_mut::<MarkerSteeringSettings>()
+        .settings
+        .w_max = f64::NAN;
+    run_until(&mut app, 2, |_| false);
+    assert!(
+        app.world()
+            .resource::<Refused>()
+            .0
+            .iter()
+            .any(|r| r.entity.is_none())
+    );
+}
