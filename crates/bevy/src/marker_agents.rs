@@ -4,8 +4,8 @@
 //! Behind the `markers` feature.
 //!
 //! A marker agent stays a crowd agent: it is registered, sensed by every other agent, kept
-//! apart by the collision guard, takes its [`AgentGoals`] in order and gets the same
-//! [`AgentState`] and messages ([`AgentArrived`] and the others); only its decision comes from
+//! apart by the collision guard, takes its [`AgentGoals`](crate::AgentGoals) in order and gets the same
+//! [`AgentState`](crate::AgentState) and messages ([`AgentArrived`](crate::AgentArrived) and the others); only its decision comes from
 //! the marker back end, handed to the crowd each planner step (`Steering::External`). BVP
 //! agents and marker agents see each other: BVP agents stamp marker agents into their maps,
 //! marker agents count BVP agents in their personal spaces and in d_enf.

@@ -4,7 +4,8 @@
 //!   and direct motion with alignment weights, d_enf by projection, for 1k, 10k and 100k
 //!   agents one per 3 m² (100k agents: 18 million markers), one step per iteration;
 //! - `trees/<agents>/<threads>t`: agents with fresh orders to a goal 20 m away, the first
-//!   second (24 steps) of growth and walking per iteration, for 1k and 10k agents;
+//!   second (24 steps) of growth and walking per iteration, for 1, 5, 10 and 50 agents (the
+//!   seed's cases) and 1k and 10k;
 //! - `tree_growth/one_tree`: growing one tree until it reaches its goal round the wall of the
 //!   digest's test room (30 × 12 m, start and goal 26 m apart).
 //!
@@ -98,7 +99,7 @@ fn direct(c: &mut Criterion) {
 
 fn trees(c: &mut Criterion) {
     let pools = pools();
-    for agents in [1_000usize, 10_000] {
+    for agents in [1usize, 5, 10, 50, 1_000, 10_000] {
         let (set, sensed) = world(agents);
         let mut group = c.benchmark_group(format!("trees/{agents}"));
         group.sample_size(10);

@@ -7,10 +7,12 @@
 //! (painted terrain), beside the repository. Plain Rust over the field and steering cores; no
 //! Bevy.
 //!
-//! This crate holds the marker sets, the painted terrain and the building blocks of the marker
-//! step (the personal-space split, the weighting f, d_enf); tree paths and the group behaviours
-//! of seed 002 build on them. The
-//! sketch planner's brushes (`crowdfield_sketch::brush`) edit them.
+//! This crate holds the marker sets and painted terrain, the tree paths of seed 002 (space
+//! colonisation) and the marker back end's step ([`MarkerCrowd`]: goal-based walking, pursue,
+//! surround, escape, formation, alignment, d_enf, the crowd mode's marker reservation), which
+//! steers agents of a `crowdfield_steer::Crowd` through its external steering. The sketch
+//! planner's brushes (`crowdfield_sketch::brush`) edit the markers. The method, the choices
+//! where the seed is silent and the measured tests are in `docs/markers.md`.
 //!
 //! ```
 //! use crowdfield_field::Shape;
@@ -38,6 +40,8 @@
 //! ## Modules
 //!
 //! - [`markers`]: marker sets, their generation, index, spray, erase and edit log.
+//! - [`tree`]: tree paths: growth (digest 002 Eqs. 1–7), key positions, branch death.
+//! - [`crowd`]: the marker back end's step over every agent.
 //! - [`personal`]: personal space (markers split among agents), the seed's weighting f and
 //!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
