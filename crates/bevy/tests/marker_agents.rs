@@ -172,3 +172,34 @@ fn bad_orders_get_a_message_and_the_agent_stands() {
             .any(|r| r.entity.is_none())
     );
 }
+
+/// Marker walkers among the deadend scenario's crowd of BVP walkers, in its hall: they walk
+/// to their goals beside them and arrive.
+#[test]
+fn marker_agents_walk_among_a_scenarios_crowd() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/scenarios/deadend.scenario.ron"
+    );
+    let scenario = Scenario::from_path(path.as_ref()).unwrap();
+    let mut app = marker_app();
+    scenario.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
+    let mut queue = bevy::ecs::world::CommandQueue::default();
+    scenario.spawn(&mut Commands::new(&mut queue, app.world()), None);
+    queue.apply(app.world_mut());
+    let walkers: Vec<Entity> = (0..3)
+        .map(|i| {
+            let y = 8.0 + i as f32;
+            walker(&mut app, Vec2::new(16.0, y), Vec2::new(30.0, y - 4.0), true)
+        })
+        .collect();
+    let steps = run_until(&mut app, 300, |app| {
+        walkers.iter().all(|w| seen(app).arrived.contains(w))
+    });
+    assert!(
+        steps < 300,
+        "{:?}",
+        walkers.iter().map(|w| state(&app, *w)).collect::<Vec<_>>()
+    );
+    assert!(app.world().resource::<Refused>().0.is_empty());
+}

@@ -68,6 +68,7 @@ pub mod overlay;
 pub mod paint;
 mod panel;
 pub mod tool;
+mod trees;
 
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
@@ -218,6 +219,11 @@ impl Plugin for CrowdDebugPlugin {
                 "markers and painted terrain",
                 KeyCode::KeyM,
             ),
+            (
+                OverlayId::MARKER_TREES,
+                "marker agents' trees, key positions, held markers",
+                KeyCode::KeyT,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);
@@ -249,6 +255,7 @@ impl Plugin for CrowdDebugPlugin {
         global::build(app);
         groups::build(app);
         markers::build(app);
+        trees::build(app);
         agents::build(app);
         panel::build(app);
     }

@@ -107,6 +107,11 @@ const STAGES: &[Stage] = &[
         help: false,
     },
     Stage {
+        name: "marker_trees",
+        overlays: &[OverlayId::MARKER_TREES],
+        help: false,
+    },
+    Stage {
         name: "help",
         overlays: &[],
         help: true,
@@ -304,6 +309,16 @@ fn setup(
         },
         points: vec![Vec2::new(6.0, 4.0)],
     });
+    // Three walkers of the marker back end in the hall, for the trees overlay.
+    for i in 0..3 {
+        let y = 8.0 + i as f32;
+        commands.spawn((
+            CrowdAgent,
+            AgentGoals::point(Vec2::new(30.0, y - 4.0)),
+            MarkerSteering::Goals,
+            Transform::from_xyz(16.0, y, 0.0),
+        ));
+    }
     commands.spawn((
         Camera2d,
         Projection::Orthographic(OrthographicProjection {
@@ -536,6 +551,16 @@ fn check(frames: &[(&'static str, Frame)]) {
                         "{sprayed} sprayed pixels (colour {paint:?}), {forbidden} forbidden \
                          pixels"
                     ));
+                }
+            }
+            "marker_trees" => {
+                // Live segments faint cyan, the ways ahead bright cyan, key positions yellow.
+                let cyan = diff
+                    .iter()
+                    .filter(|(_, _, c)| c[0] < 150 && c[1] > 150 && c[2] > 170)
+                    .count();
+                if cyan < 150 {
+                    fail(&format!("{cyan} cyan pixels of tree segments"));
                 }
             }
             "drawn_paths" => {

@@ -115,6 +115,11 @@ pub struct PathNode {
 }
 
 impl PathNode {
+    /// Whether the agent walked past it (it died as its way went on, not as a branch).
+    pub fn is_retired(&self) -> bool {
+        self.spent && !self.alive
+    }
+
     /// Whether it is a key position: two or more live children (digest 002 §2.1).
     pub fn is_key(&self, tree: &TreePath) -> bool {
         self.children

@@ -285,3 +285,70 @@ fn s4_unchosen_branches_die_and_give_their_markers_back() {
     println!("S4: {checked} unchosen branches checked");
     assert!(checked > 20);
 }
+
+/// Mean speed (m/s), mean absolute angular velocity (rad/s) and mean turning per metre
+/// (rad/m) of one agent's walk across the S1 room, over 20 seeds, on markers made by
+/// `generation`.
+fn walk_measures(generation: crowdfield_markers::Generation) -> (f64, f64, f64) {
+    use crowdfield_markers::{MarkerSet, MarkerSettings};
+    let (mut speed, mut angular, mut turning) = (0.0, 0.0, 0.0);
+    for seed in 0..20 {
+        let settings = MarkerSettings {
+            min: DVec2::ZERO,
+            max: DVec2::new(30.0, 12.0),
+            ..Default::default()
+        };
+        let wall = crowdfield_field::Shape::Aabb {
+            min: DVec2::new(14.0, 0.0),
+            max: DVec2::new(16.0, 8.0),
+        };
+        let mut set = MarkerSet::new(settings, vec![wall]).unwrap();
+        set.generate(generation, 60.0, seed).unwrap();
+        let mut run = Run::new(
+            MarkerCrowd::new(MarkerCrowdSettings {
+                seed,
+                ..Default::default()
+            })
+            .unwrap(),
+        );
+        let id = run.add(START);
+        run.crowd.insert(&set, id, Order::Seek(GOAL)).unwrap();
+        let mut walk = vec![START];
+        for _ in 0..3000 {
+            run.step(&set, &still);
+            walk.push(run.position(id));
+            if run.crowd.state(id).unwrap().phase() == Phase::Arrived {
+                break;
+            }
+        }
+        let steps: Vec<DVec2> = walk
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|d| d.length() > 1e-9)
+            .collect();
+        let length: f64 = steps.iter().map(|d| d.length()).sum();
+        let turn: f64 = steps.windows(2).map(|w| w[0].angle_to(w[1]).abs()).sum();
+        let seconds = (walk.len() - 1) as f64 / 24.0;
+        speed += length / seconds;
+        angular += turn / seconds;
+        turning += turn / length;
+    }
+    (speed / 20.0, angular / 20.0, turning / 20.0)
+}
+
+/// M3: walks on dart-thrown and on jittered-grid markers differ by at most 10 % in mean speed,
+/// mean absolute angular velocity and turning per metre (digest 002 §6.1: at 60 per m² the
+/// two were indistinguishable).
+#[test]
+fn m3_dart_and_grid_markers_give_the_same_walks() {
+    use crowdfield_markers::Generation;
+    let dart = walk_measures(Generation::default());
+    let grid = walk_measures(Generation::JitteredGrid);
+    println!(
+        "M3: dart {:.3} m/s, {:.3} rad/s, {:.3} rad/m; grid {:.3} m/s, {:.3} rad/s, {:.3} rad/m",
+        dart.0, dart.1, dart.2, grid.0, grid.1, grid.2
+    );
+    for (a, b) in [(dart.0, grid.0), (dart.1, grid.1), (dart.2, grid.2)] {
+        assert!((a - b).abs() <= 0.1 * a.max(b), "{a} vs {b}");
+    }
+}
