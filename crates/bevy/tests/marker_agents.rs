@@ -203,3 +203,35 @@ fn marker_agents_walk_among_a_scenarios_crowd() {
     );
     assert!(app.world().resource::<Refused>().0.is_empty());
 }
+
+/// Eight marker walkers round a wall's corner (the seed's test room, in the plugin, with the
+/// crowd's collision guard): pushed off their nodes by each other near the corner, they turn
+/// their steps round it instead of standing against it, and all arrive.
+#[test]
+fn marker_walkers_round_a_wall_all_arrive() {
+    let mut app = marker_app();
+    app.world_mut().spawn((
+        CrowdObstacle::fixed(Shape::Aabb {
+            min: DVec2::new(14.0, 0.0),
+            max: DVec2::new(16.0, 12.0),
+        }),
+        Transform::IDENTITY,
+    ));
+    let walkers: Vec<Entity> = (0..8)
+        .map(|i| {
+            let y = 2.0 + i as f32 * 1.2;
+            walker(&mut app, Vec2::new(2.0, y), Vec2::new(28.0, y), true)
+        })
+        .collect();
+    let steps = run_until(&mut app, 400, |app| {
+        walkers.iter().all(|w| seen(app).arrived.contains(w))
+    });
+    assert!(
+        steps < 400,
+        "{:?}",
+        walkers
+            .iter()
+            .map(|w| planned(&app, *w))
+            .collect::<Vec<_>>()
+    );
+}

@@ -1,7 +1,7 @@
 //! The marker agents' overlay (key T, seed 002): every marker agent's tree path, its live
 //! segments faint, the way it will walk bright, key positions (nodes with two or more live
-//! children) as rings, branches that died lately (unchosen at a key position, pruned for a
-//! moving goal, erased) in red; in crowd mode the markers each agent holds, in its own colour;
+//! children) as rings, branches that died in the last 2 seconds (48 steps: unchosen at a key position, pruned
+//! for a moving goal, erased) in red; in crowd mode the markers each agent holds, in its own colour;
 //! formation goals as crosses.
 
 use bevy::prelude::*;
@@ -24,8 +24,8 @@ const AHEAD: Color = Color::srgb(0.3, 0.95, 1.0);
 const KEY: Color = Color::srgb(1.0, 0.95, 0.3);
 /// Colour of branches that died lately.
 const DEAD: Color = Color::srgba(1.0, 0.3, 0.25, 0.6);
-/// Growth iterations a dead branch stays drawn.
-const DEAD_FOR: u32 = 24;
+/// Steps a dead branch stays drawn after it died.
+const DEAD_FOR: u32 = 48;
 /// Held markers are drawn for at most this many agents.
 const HELD_AGENTS: usize = 64;
 
@@ -72,7 +72,7 @@ fn draw_trees(
         let Some(tree) = state.tree() else {
             continue;
         };
-        let iterations = tree.iterations();
+        let age = tree.age();
         for (_, node) in tree.nodes() {
             let Some(parent) = node.parent.and_then(|p| tree.node(p)) else {
                 continue;
@@ -80,7 +80,7 @@ fn draw_trees(
             let (a, b) = (parent.position.as_vec2(), node.position.as_vec2());
             if node.alive {
                 gizmos.line_2d(a, b, LIVE);
-            } else if !node.is_retired() && iterations.saturating_sub(node.born) < DEAD_FOR {
+            } else if node.died.is_some_and(|d| age.saturating_sub(d) < DEAD_FOR) {
                 gizmos.line_2d(a, b, DEAD);
             }
             if node.alive && node.is_key(tree) {

@@ -970,11 +970,12 @@ impl MarkerCrowd {
                 }
             };
             let d = target - p;
-            s.plan = if d.length() > beta {
+            let step = if d.length() > beta {
                 d * (beta / d.length())
             } else {
                 d
             };
+            s.plan = step;
         };
         if parallel {
             states.par_iter_mut().for_each(plan);
@@ -1393,6 +1394,9 @@ impl MarkerCrowd {
             } else {
                 d
             };
+            // The crowd's collision guard only shortens a step that would touch an obstacle:
+            // turned round a corner instead, the agent does not stand against it.
+            let d = slide(set, agent.position(), d, agent.params().radius);
             crowd.hand_over_step(
                 id,
                 HandedStep {
@@ -1441,6 +1445,32 @@ fn way_ahead(
         }
     }
     out
+}
+
+/// A step handed to the crowd, turned by up to 90° either way (in 15° steps, the nearer turn
+/// first) when the straight one would bring a body of radius `clearance` nearer an obstacle
+/// than the clearance (or than it already is): an agent pushed off its node by others meets a
+/// corner its segment clears, and the crowd's collision guard would only shorten the step.
+/// Zero when every turn is blocked.
+fn slide(set: &MarkerSet, p: DVec2, step: DVec2, clearance: f64) -> DVec2 {
+    let reach = step.length() + clearance;
+    if step == DVec2::ZERO || !set.obstacle_near(p, reach) {
+        return step;
+    }
+    // One already nearer than the clearance (pushed there) may keep its distance.
+    let keep = clearance.min(set.obstacle_distance(p, reach)) * (1.0 - 1e-6);
+    if set.clears(p, p + step, keep) {
+        return step;
+    }
+    for k in 1..=6 {
+        for sign in [1.0, -1.0] {
+            let turned = DVec2::from_angle(sign * k as f64 * 15f64.to_radians()).rotate(step);
+            if set.clears(p, p + turned, keep) {
+                return turned;
+            }
+        }
+    }
+    DVec2::ZERO
 }
 
 fn closest_on(a: DVec2, b: DVec2, p: DVec2) -> DVec2 {

@@ -293,18 +293,35 @@ impl MarkerSet {
     /// Whether the segment `a`–`b` crosses no obstacle (a line of sight: tree nodes see only
     /// the markers in sight and grow no segment through a wall, digest 002 G19).
     pub fn sees(&self, a: DVec2, b: DVec2) -> bool {
+        self.clears(a, b, 0.0)
+    }
+
+    /// Whether the segment `a`–`b` passes every obstacle farther than `clearance` (a body of
+    /// that radius walks it without touching one).
+    pub fn clears(&self, a: DVec2, b: DVec2, clearance: f64) -> bool {
         if !(a.is_finite() && b.is_finite()) {
             return false;
         }
-        let (lo, hi) = (a.min(b), a.max(b));
+        let (lo, hi) = (a.min(b) - clearance, a.max(b) + clearance);
         self.obstacles
             .iter()
             .zip(&self.obstacle_boxes)
             .all(|(s, (blo, bhi))| {
                 hi.cmplt(*blo).any()
                     || lo.cmpgt(*bhi).any()
-                    || s.segment_distance(a, b).is_ok_and(|d| d > 0.0)
+                    || s.segment_distance(a, b).is_ok_and(|d| d > clearance)
             })
+    }
+
+    /// Distance from `p` to the nearest obstacle whose box comes within `reach` of it (`reach`
+    /// where none does).
+    pub fn obstacle_distance(&self, p: DVec2, reach: f64) -> f64 {
+        self.obstacles
+            .iter()
+            .zip(&self.obstacle_boxes)
+            .filter(|(_, (lo, hi))| (p + reach).cmpge(*lo).all() && (p - reach).cmple(*hi).all())
+            .filter_map(|(s, _)| s.distance(p).ok())
+            .fold(reach, f64::min)
     }
 
     /// Whether an obstacle's bounding box comes within `reach` of `p` (where lines of sight

@@ -105,6 +105,8 @@ pub struct PathNode {
     pub alive: bool,
     /// The growth iteration that made it.
     pub born: u32,
+    /// The tree's age (in [`TreePath::grow`] calls) when its branch died, if it did.
+    pub died: Option<u32>,
     /// For marker reservation (crowd mode): every marker within A_r of the node when it was
     /// made, by id (digest 002 G9); empty unless [`TreeSettings::store_reservations`].
     pub reservation: Vec<MarkerId>,
@@ -184,6 +186,9 @@ pub struct TreeSettings {
     pub recompute: f64,
     /// Store each node's reservation set (crowd mode).
     pub store_reservations: bool,
+    /// How far a segment keeps from obstacles, metres (the seed's body radius, 0.25 m, G21: an
+    /// agent walking it does not brush a wall's corner).
+    pub clearance: f64,
     /// Only nodes without live children (and n_g) grow (digest 002 G4's option: about a third
     /// of the nodes); off, every node with markers may grow, as the seed has it.
     pub frontier: bool,
@@ -200,6 +205,7 @@ impl Default for TreeSettings {
             max_nodes: 4_000,
             recompute: 2.0 * SEGMENT,
             store_reservations: false,
+            clearance: 0.25,
             frontier: false,
         }
     }
@@ -226,6 +232,11 @@ impl TreeSettings {
         {
             return Err(MarkerError::BadSetting(
                 "the restriction distance must lie in [α, α + A_r)",
+            ));
+        }
+        if !(self.clearance.is_finite() && self.clearance >= 0.0) {
+            return Err(MarkerError::BadSetting(
+                "a tree's clearance must be finite and not negative",
             ));
         }
         if self.max_children == 0 || self.max_nodes < 2 {
@@ -294,6 +305,8 @@ pub struct TreePath {
     tag: u32,
     /// Live nodes.
     live: usize,
+    /// Calls of [`Self::grow`], growing or not (a clock for overlays).
+    age: u32,
     /// The slice it keeps to, if any.
     sector: Option<Sector>,
     /// Markers barred by [`Self::bar`].
@@ -341,6 +354,7 @@ impl TreePath {
             rng: ChaCha8Rng::seed_from_u64(seed),
             tag,
             live: 0,
+            age: 0,
             sector: None,
             barred: 0,
             temporary: Vec::new(),
@@ -390,6 +404,12 @@ impl TreePath {
         self.iterations
     }
 
+    /// Calls of [`Self::grow`] so far, whether it grew or not (the marker back end calls it
+    /// once a step).
+    pub fn age(&self) -> u32 {
+        self.age
+    }
+
     /// The node of this tree that retrieved `marker`, if any.
     pub fn owner_of(&self, marker: MarkerId) -> Option<NodeId> {
         self.owner
@@ -431,6 +451,7 @@ impl TreePath {
             kind,
             alive: true,
             born: self.iterations,
+            died: None,
             reservation,
             spent: false,
             exhausted: false,
@@ -554,6 +575,7 @@ impl TreePath {
     /// other trees hold (surround), updated with what this one retrieves. Returns how many
     /// nodes it added.
     pub fn grow(&mut self, set: &MarkerSet, mut claims: Option<&mut Claims>) -> usize {
+        self.age += 1;
         if self.goal.is_some() || self.live >= self.settings.max_nodes as usize {
             return 0;
         }
@@ -860,6 +882,7 @@ impl TreePath {
                 continue;
             }
             node.alive = false;
+            node.died = Some(self.age);
             self.live -= 1;
             dead.push(n.0);
             if self.goal == Some(n) {
