@@ -39,6 +39,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
         agents: Vec::new(),
         measurements: Vec::new(),
         groups: Vec::new(),
+        markers: None,
         regions: [(0.5, 199.5, 1), (130.5, 0.5, 2)]
             .into_iter()
             .map(|(x, goal_x, seed)| ScenarioRegion {
@@ -55,6 +56,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
                 },
                 style: AgentStyle::default(),
                 path: None,
+                markers: None,
             })
             .collect(),
     };

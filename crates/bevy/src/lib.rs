@@ -131,6 +131,8 @@ pub use plugin::{CrowdfieldPlugin, CrowdfieldSystems, PlannerClock, planner_due}
 #[cfg(feature = "rapier")]
 pub use rapier::{CrowdfieldRapierPlugin, collider_shapes};
 pub use scenario::{Scenario, ScenarioError, ScenarioPlugin, ScenarioRoot};
+#[cfg(feature = "markers")]
+pub use scenario::{ScenarioMarkerOrder, ScenarioMarkers, ScenarioSpray};
 pub use settings::{CrowdfieldSettings, MotionMode};
 pub use world::CrowdWorld;
 

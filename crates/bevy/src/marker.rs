@@ -180,10 +180,12 @@ impl Plugin for CrowdfieldMarkerPlugin {
 }
 
 /// Builds, rebuilds and edits the marker set (see the module doc).
+#[allow(clippy::too_many_arguments)]
 fn sync_markers(
     world: Res<CrowdWorld>,
     ground: Option<Res<MarkerGround>>,
     mut markers: ResMut<MarkerWorld>,
+    sprays: Option<ResMut<crate::scenario::PendingSprays>>,
     #[cfg(feature = "sketch")] mut brushes: MessageReader<MarkerBrush>,
     #[cfg(feature = "sketch")] mut brush_rejected: MessageWriter<BrushRejected>,
     mut rejected: MessageWriter<MarkersRejected>,
@@ -257,6 +259,18 @@ fn sync_markers(
                             return;
                         }
                     }
+                }
+            }
+        }
+    }
+    // A scenario's tagged sprays, once the set is built (they join its edit log).
+    if let (Some(mut sprays), Some(set)) = (sprays, markers.set.as_mut()) {
+        for spray in sprays.0.drain(..) {
+            let seed = spray.tag as u64 ^ set.edits().len() as u64;
+            match set.spray_shape(spray.shape, spray.density, seed, Some(spray.tag)) {
+                Ok(_) => markers.version += 1,
+                Err(error) => {
+                    rejected.write(MarkersRejected { error });
                 }
             }
         }

@@ -69,6 +69,11 @@ pub struct Scenario {
     #[cfg(feature = "groups")]
     #[serde(default)]
     pub groups: Vec<ScenarioGroup>,
+    /// The marker ground and its sprays (with the `markers` feature); marker agents without
+    /// it get the seed's ground.
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub markers: Option<ScenarioMarkers>,
 }
 
 /// A group of a scenario: its members, formation, settings and order.
@@ -272,6 +277,67 @@ pub struct ScenarioAgent {
     #[cfg(feature = "sketch")]
     #[serde(default)]
     pub path: Option<ScenarioPath>,
+    /// Steered by the marker back end (seed 002) with this order (with the `markers`
+    /// feature; [`MarkerSteering`](crate::MarkerSteering)).
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub markers: Option<ScenarioMarkerOrder>,
+}
+
+/// A marker agent's order in a scenario ([`MarkerSteering`](crate::MarkerSteering)); other
+/// agents are named by their index among the scenario's agents (those of `agents`, then the
+/// regions' in order).
+#[cfg(feature = "markers")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ScenarioMarkerOrder {
+    /// Walk its goals on tree paths.
+    Goals,
+    /// Pursue the agent with this index.
+    Pursue(usize),
+    /// Surround the agent with this index with the others surrounding it.
+    Surround(usize),
+    /// Leave the circle of these agents.
+    Escape(Vec<usize>),
+    /// Fill the shape sprayed with this marker tag (see [`ScenarioMarkers::sprays`]).
+    Formation {
+        /// The shape's tag.
+        shape: u32,
+    },
+}
+
+/// The marker ground of a scenario ([`MarkerGround`](crate::MarkerGround)) and tagged sprays
+/// on it (formation shapes).
+#[cfg(feature = "markers")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioMarkers {
+    /// Markers per m² (the seed's 60).
+    #[serde(default = "seed_density")]
+    pub density: f64,
+    /// The random streams' seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// Markers sprayed over shapes, each with a tag (formation shapes), at a density.
+    #[serde(default)]
+    pub sprays: Vec<ScenarioSpray>,
+}
+
+#[cfg(feature = "markers")]
+fn seed_density() -> f64 {
+    60.0
+}
+
+/// Markers sprayed over a shape with a tag.
+#[cfg(feature = "markers")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpray {
+    /// Where.
+    pub shape: Shape,
+    /// Markers per m² added.
+    pub density: f64,
+    /// The tag they carry.
+    pub tag: u32,
 }
 
 /// A drawn path for an agent or a region's agents ([`AgentPath`](crate::AgentPath)).
@@ -338,6 +404,11 @@ pub struct ScenarioRegion {
     #[cfg(feature = "sketch")]
     #[serde(default)]
     pub path: Option<ScenarioPath>,
+    /// Every agent of the region steered by the marker back end with this order (with the
+    /// `markers` feature).
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub markers: Option<ScenarioMarkerOrder>,
 }
 
 /// The longest side of a measurement area, in metres. The runner rasterises each area's
@@ -386,6 +457,16 @@ pub enum ScenarioError {
         cell_size: f64,
         /// Why the crowd cannot be built.
         error: crowdfield_steer::SteerError,
+    },
+    /// A marker order naming an agent that does not exist or the agent itself, or a bad
+    /// marker ground.
+    #[cfg(feature = "markers")]
+    #[error("marker agent {index}: {message}")]
+    Markers {
+        /// Index of the agent among the scenario's agents (regions' after `agents`).
+        index: usize,
+        /// What is wrong.
+        message: String,
     },
     /// A group that cannot be formed: no members, a formation or settings that cannot be
     /// used, a map too small for its formation, a leader index past the scenario's agents.
@@ -464,6 +545,8 @@ impl Scenario {
                 }
             }
         }
+        #[cfg(feature = "markers")]
+        self.check_markers()?;
         #[cfg(feature = "groups")]
         for (index, group) in self.groups.iter().enumerate() {
             let bad = |message: String| ScenarioError::Group { index, message };
@@ -584,6 +667,8 @@ impl Scenario {
                     style,
                     #[cfg(feature = "sketch")]
                     path: region.path.clone(),
+                    #[cfg(feature = "markers")]
+                    markers: region.markers.clone(),
                 });
                 made += 1;
             }
@@ -629,6 +714,8 @@ impl Scenario {
             }
             spawned.push(entity.id());
         }
+        #[cfg(feature = "markers")]
+        self.spawn_markers(commands, &spawned);
         #[cfg(feature = "groups")]
         for group in &self.groups {
             use crate::group::{CrowdGroup, GroupOrder, MemberOf};
@@ -680,6 +767,112 @@ impl Scenario {
         missing
     }
 }
+
+#[cfg(feature = "markers")]
+impl Scenario {
+    /// Marker orders name agents that exist (and not themselves); the ground's density and the
+    /// sprays are valid.
+    fn check_markers(&self) -> Result<(), ScenarioError> {
+        let total = self.agents.len() + self.regions.iter().map(|r| r.count).sum::<usize>();
+        let orders = self
+            .agents
+            .iter()
+            .map(|a| (&a.markers, 1))
+            .chain(self.regions.iter().map(|r| (&r.markers, r.count)));
+        let mut index = 0;
+        for (order, count) in orders {
+            let bad = |message: String| ScenarioError::Markers { index, message };
+            let named: Vec<usize> = match order {
+                Some(ScenarioMarkerOrder::Pursue(i) | ScenarioMarkerOrder::Surround(i)) => {
+                    vec![*i]
+                }
+                Some(ScenarioMarkerOrder::Escape(from)) => {
+                    if from.is_empty() {
+                        return Err(bad("an escape needs followers".into()));
+                    }
+                    from.clone()
+                }
+                _ => Vec::new(),
+            };
+            for i in named {
+                if i >= total {
+                    return Err(bad(format!("agent {i} does not exist ({total} agents)")));
+                }
+                if (index..index + count).contains(&i) {
+                    return Err(bad(format!("agent {i} cannot pursue or flee itself")));
+                }
+            }
+            index += count;
+        }
+        if let Some(ground) = &self.markers {
+            let density_ok = |d: f64| d > 0.0 && d <= crowdfield_markers::MAX_DENSITY;
+            if !density_ok(ground.density) || ground.sprays.iter().any(|s| !density_ok(s.density)) {
+                return Err(ScenarioError::Markers {
+                    index: 0,
+                    message: "a marker density must lie in (0, 10,000] per m²".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The marker ground, its sprays and the marker agents' orders (agents by index).
+    fn spawn_markers(&self, commands: &mut Commands, spawned: &[Entity]) {
+        use crate::marker::MarkerGround;
+        use crate::marker_agents::MarkerSteering;
+        if let Some(ground) = &self.markers {
+            commands.insert_resource(MarkerGround {
+                density: ground.density,
+                seed: ground.seed,
+                ..MarkerGround::default()
+            });
+            for spray in &ground.sprays {
+                commands.queue(spray_command(spray.clone()));
+            }
+        }
+        let (agents, _) = self.agents();
+        let entity = |i: &usize| spawned.get(*i).copied();
+        for (agent, me) in agents.iter().zip(spawned) {
+            let Some(order) = &agent.markers else {
+                continue;
+            };
+            let steering = match order {
+                ScenarioMarkerOrder::Goals => Some(MarkerSteering::Goals),
+                ScenarioMarkerOrder::Pursue(i) => entity(i).map(MarkerSteering::Pursue),
+                ScenarioMarkerOrder::Surround(i) => entity(i).map(MarkerSteering::Surround),
+                ScenarioMarkerOrder::Escape(from) => from
+                    .iter()
+                    .map(entity)
+                    .collect::<Option<Vec<_>>>()
+                    .map(MarkerSteering::Escape),
+                ScenarioMarkerOrder::Formation { shape } => Some(MarkerSteering::Formation {
+                    shape: *shape,
+                    mask: None,
+                }),
+            };
+            if let Some(steering) = steering {
+                commands.entity(*me).insert(steering);
+            }
+        }
+    }
+}
+
+/// Queues a scenario's spray for the marker set: the plugin applies it once the set is built
+/// (and it stays in the set's edit log, so rebuilds keep it).
+#[cfg(feature = "markers")]
+fn spray_command(spray: ScenarioSpray) -> impl FnOnce(&mut World) {
+    move |world: &mut World| {
+        world
+            .get_resource_or_insert_with(PendingSprays::default)
+            .0
+            .push(spray);
+    }
+}
+
+/// Scenario sprays waiting for the marker set.
+#[cfg(feature = "markers")]
+#[derive(Resource, Debug, Default)]
+pub(crate) struct PendingSprays(pub(crate) Vec<ScenarioSpray>);
 
 /// Tags entities spawned from a scenario, with the [`ScenarioRoot`] entity they came from.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]

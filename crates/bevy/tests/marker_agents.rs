@@ -235,3 +235,62 @@ fn marker_walkers_round_a_wall_all_arrive() {
             .collect::<Vec<_>>()
     );
 }
+
+const MARKER_SCENARIO: &str = r#"(
+    name: "markers",
+    bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+    markers: Some((density: 40.0, seed: 3, sprays: [
+        (shape: Aabb(min: (22.0, 14.0), max: (27.0, 18.0)), density: 60.0, tag: 2),
+    ])),
+    agents: [
+        (position: (2.0, 4.0), goals: (targets: [Point((26.0, 4.0))]), markers: Some(Goals)),
+        (position: (2.0, 10.0), markers: Some(Pursue(0))),
+        (position: (4.0, 16.0), markers: Some(Formation(shape: 2))),
+    ],
+)"#;
+
+/// A scenario names marker orders (agents by index), the ground and a tagged spray: the
+/// walker arrives, the pursuer closes in on it, the formation agent reaches the sprayed box.
+#[test]
+fn scenario_files_give_marker_orders() {
+    let scenario = Scenario::from_ron(MARKER_SCENARIO).unwrap();
+    scenario.check_world().unwrap();
+    let mut app = marker_app();
+    scenario.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
+    let mut queue = bevy::ecs::world::CommandQueue::default();
+    scenario.spawn(&mut Commands::new(&mut queue, app.world()), None);
+    queue.apply(app.world_mut());
+    let mut agents = app
+        .world_mut()
+        .query_filtered::<Entity, With<MarkerSteering>>();
+    let steered: Vec<Entity> = agents.iter(app.world()).collect();
+    assert_eq!(steered.len(), 3);
+    run_until(&mut app, 200, |_| false);
+    let ground = app.world().resource::<MarkerGround>();
+    assert_eq!((ground.density, ground.seed), (40.0, 3));
+    let set = app.world().resource::<MarkerWorld>().markers().unwrap();
+    assert!(set.markers().filter(|(_, m)| m.tag == Some(2)).count() > 1000);
+    let positions: Vec<Vec2> = steered.iter().map(|e| planned(&app, *e)).collect();
+    let walker = positions
+        .iter()
+        .find(|p| p.distance(Vec2::new(26.0, 4.0)) < 0.6);
+    assert!(walker.is_some(), "{positions:?}");
+    assert!(
+        positions
+            .iter()
+            .any(|p| (22.0..27.0).contains(&p.x) && (14.0..18.0).contains(&p.y)),
+        "{positions:?}"
+    );
+    // Orders naming agents that do not exist, or the agent itself, are refused on load.
+    for bad in ["Pursue(7)", "Surround(1)", "Escape([])"] {
+        let text = MARKER_SCENARIO.replace("Pursue(0)", bad);
+        let checked = Scenario::from_ron(&text).and_then(|s| s.check_world());
+        assert!(
+            matches!(
+                checked,
+                Err(bevy_crowdfield::ScenarioError::Markers { index: 1, .. })
+            ),
+            "{bad}"
+        );
+    }
+}

@@ -245,6 +245,7 @@ pub fn from_menge(
             goals,
             style,
             path: None,
+            markers: None,
         });
     }
     let mut scenario = Scenario {
@@ -267,6 +268,7 @@ pub fn from_menge(
         regions: Vec::new(),
         measurements: Vec::new(),
         groups: Vec::new(),
+        markers: None,
     };
     // The world: everything the run touches, with a margin.
     let mut points: Vec<DVec2> = scene_parts

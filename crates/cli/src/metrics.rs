@@ -999,6 +999,7 @@ mod tests {
             regions: Vec::new(),
             measurements: Vec::new(),
             groups: Vec::new(),
+            markers: None,
         };
         let recorder = |times: &[f64]| {
             let measurer = Measurer::new(&[], (DVec2::ZERO, DVec2::splat(10.0)), &[], 0.5);

@@ -274,6 +274,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             regions: Vec::new(),
             measurements: Vec::new(),
             groups: Vec::new(),
+            markers: None,
         };
         // One portable stream (ChaCha8) for the obstacle regions' squares and the regions'
         // seeds, in the order they are met.
@@ -344,6 +345,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                             goals,
                             style,
                             path: None,
+                            markers: None,
                         }),
                         None => {
                             anywhere.push(scenario.regions.len());
@@ -355,6 +357,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 goals,
                                 style,
                                 path: None,
+                                markers: None,
                             });
                         }
                     }
@@ -371,6 +374,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                         goals,
                         style,
                         path: None,
+                        markers: None,
                     });
                 }
                 other => self.note(node, format!("<{other}> has no counterpart: left out")),

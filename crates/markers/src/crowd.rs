@@ -660,10 +660,15 @@ impl MarkerCrowd {
             };
             let (aim, moving) = match &s.order {
                 Order::Seek(g) => (Some(Aim::Towards(*g)), false),
-                Order::Goals => (
-                    agents[i].goal.filter(|g| g.is_finite()).map(Aim::Towards),
-                    false,
-                ),
+                Order::Goals => {
+                    let goal = agents[i].goal.filter(|g| g.is_finite());
+                    if goal.is_none() {
+                        // Past its last goal: it stands.
+                        s.tree = None;
+                        s.next = None;
+                    }
+                    (goal.map(Aim::Towards), false)
+                }
                 Order::Pursue(t) | Order::Surround(t) => (at(t).map(Aim::Towards), true),
                 Order::Escape(from) => {
                     let qs: Vec<DVec2> = from.iter().filter_map(at).collect();
@@ -935,12 +940,10 @@ impl MarkerCrowd {
                 return;
             }
             if let (true, Some(Aim::Towards(g))) = (s.chasing, s.aim) {
+                // Up to t_min from the target: a pursuer that caught it does not push it on.
                 let d = g - p;
-                s.plan = if d.length() > beta {
-                    d * (beta / d.length())
-                } else {
-                    d
-                };
+                let room = (d.length() - settings.min_distance).max(0.0);
+                s.plan = d.normalize_or_zero() * room.min(beta);
                 return;
             }
             let Some(tree) = s.tree.as_mut() else {
