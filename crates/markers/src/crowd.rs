@@ -915,11 +915,10 @@ impl MarkerCrowd {
         } else {
             states.iter_mut().for_each(grow);
         }
-        for (id, s) in states.iter_mut() {
+        for (_, s) in states.iter_mut() {
             if let (Order::Surround(t), Some(tree)) = (&s.order, s.tree.as_mut()) {
                 let claims = self.claims.entry(*t).or_default();
                 tree.release_claims(claims);
-                let _ = id;
                 tree.grow(set, Some(claims));
             }
         }
@@ -936,7 +935,7 @@ impl MarkerCrowd {
                 return;
             }
             if s.direct {
-                (s.plan, s.saw_shape) = direct_step(s, p, i, set, agents, &grid, masks, &settings);
+                (s.plan, s.saw_shape) = direct_step(s, p, i, set, &grid, masks, &settings);
                 return;
             }
             if let (true, Some(Aim::Towards(g))) = (s.chasing, s.aim) {
@@ -1384,6 +1383,7 @@ impl MarkerCrowd {
         }
         let steps = self.step(set, &agents);
         let mut handed = 0;
+        let mut first_error = None;
         for (id, d) in steps {
             let Some(agent) = crowd.agent(id) else {
                 continue;
@@ -1400,17 +1400,26 @@ impl MarkerCrowd {
             // The crowd's collision guard only shortens a step that would touch an obstacle:
             // turned round a corner instead, the agent does not stand against it.
             let d = slide(set, agent.position(), d, agent.params().radius);
-            crowd.hand_over_step(
+            // One refused step (never expected: shortened to `max_step`, finite) does not
+            // keep the others from theirs; the first error is returned after.
+            match crowd.hand_over_step(
                 id,
                 HandedStep {
                     displacement: d,
                     heading: d.normalize_or_zero(),
                     speed_factor: (d.length() / max).clamp(0.0, 1.0),
                 },
-            )?;
-            handed += 1;
+            ) {
+                Ok(()) => handed += 1,
+                Err(e) => {
+                    first_error.get_or_insert(MarkerError::from(e));
+                }
+            }
         }
-        Ok(handed)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(handed),
+        }
     }
 }
 
@@ -1560,7 +1569,6 @@ fn direct_step(
     p: DVec2,
     me: usize,
     set: &MarkerSet,
-    agents: &[Sensed],
     grid: &AgentGrid,
     masks: &[Mask],
     settings: &MarkerCrowdSettings,
@@ -1631,7 +1639,6 @@ fn direct_step(
         total += w;
         weighted.push((m.position, w));
     });
-    let _ = agents;
     // A formation agent outside the shape (no shape marker within a body radius, 0.25 m)
     // heads for the shape's markers it sees, whoever's they are (ours: else the agents inside
     // hold the shape's markers and one at the edge sees only its own sliver of them). With

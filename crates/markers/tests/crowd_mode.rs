@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::{Run, open_box, open_square, still};
+use common::{Run, open_square, still};
 use crowdfield_markers::{
     MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerSet, Mode, Order, Phase,
 };
@@ -260,5 +260,4 @@ fn crowd_mode_refuses_an_action_region_below_half_a_segment() {
         ..Default::default()
     };
     assert!(MarkerCrowd::new(s).is_err());
-    let _ = open_box;
 }
