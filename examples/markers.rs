@@ -7,10 +7,17 @@
 //!   side; an escaper leaves the circle of three standing followers.
 //! - South-east: sixteen agents fill the letters V and H, sprayed as tagged markers (w_max = 10).
 //!
-//! Overlay M shows the markers (the letters brighter), T the trees.
+//! Overlay M shows the markers (the letters brighter), T the trees and each agent's markers in
+//! its colour (its personal space).
+//!
+//! With the argument `crowd`, the seed's crowd mode instead: four streams cross a 30 × 30 m
+//! square, an agent entering each every 10 s, each agent holding the markers of the nodes it
+//! stands on and walks to (overlay T: the held markers in the agent's colour) and waiting
+//! while another holds them, so that crossing agents never meet.
 //!
 //! ```text
 //! cargo run --release --example markers
+//! cargo run --release --example markers -- crowd
 //! ```
 
 #[path = "support/mod.rs"]
@@ -24,6 +31,10 @@ use crowdfield_debug::prelude::*;
 const WORLD: Vec2 = Vec2::new(64.0, 36.0);
 
 fn main() {
+    if std::env::args().any(|a| a == "crowd") {
+        crowd_main();
+        return;
+    }
     let help = vec![
         "Marker crowds (seed 002): agents with MarkerSteering walk tree paths grown over the ground's markers.".into(),
         "West: walkers round a wall (overlay T: trees, ways ahead, key positions, dead branches).".into(),
@@ -161,6 +172,83 @@ fn spawn_scene(mut commands: Commands, mut brushes: MessageWriter<MarkerBrush>) 
                 mask: None,
             },
             Transform::from_xyz(x, y, 0.0),
+        ));
+    }
+}
+
+/// The crowd-mode scene: four streams crossing under marker reservation.
+fn crowd_main() {
+    let help = vec![
+        "Marker crowds in the seed's crowd mode: four streams cross a 30 x 30 m square.".into(),
+        "Each agent holds the markers of the tree nodes it stands on and walks to (overlay T, in its colour)".into(),
+        "and waits while another holds them: crossing agents never meet (no d_enf).".into(),
+        "Overlays: M markers, T marker trees and held markers (panel on the right).".into(),
+    ];
+    App::new()
+        .add_plugins((
+            DefaultPlugins.set(support::window("crowdfield: marker reservation")),
+            CrowdfieldPlugins,
+            CrowdDebugPlugin,
+            support::ExampleView { help },
+        ))
+        .insert_resource(CrowdfieldSettings {
+            world_min: Vec2::new(17.0, 3.0),
+            world_max: Vec2::new(47.0, 33.0),
+            planner_hz: 24.0,
+            ..default()
+        })
+        .insert_resource(MarkerGround::default())
+        .insert_resource(MarkerSteeringSettings {
+            settings: bevy_crowdfield::markers::MarkerCrowdSettings {
+                mode: bevy_crowdfield::markers::Mode::Crowd,
+                ..default()
+            },
+            masks: Vec::new(),
+        })
+        .add_systems(Startup, overlays_on)
+        .add_systems(Update, feed_streams)
+        .run();
+}
+
+/// The streams: where each enters and the way it walks.
+const STREAMS: [(Vec2, Vec2); 4] = [
+    (Vec2::new(18.0, 15.0), Vec2::X),
+    (Vec2::new(46.0, 21.0), Vec2::NEG_X),
+    (Vec2::new(29.0, 4.0), Vec2::Y),
+    (Vec2::new(35.0, 32.0), Vec2::NEG_Y),
+];
+
+/// Lets an agent into each stream every 10 s (the streams 2.5 s apart) while its entry is
+/// clear (2.5 m); agents leave at the far side.
+fn feed_streams(
+    mut commands: Commands,
+    time: Res<Time>,
+    mut last: Local<[f32; 4]>,
+    agents: Query<&Transform, With<CrowdAgent>>,
+) {
+    let now = time.elapsed_secs();
+    for (k, (entry, way)) in STREAMS.iter().enumerate() {
+        // Streams a quarter period apart.
+        let due = if last[k] > 0.0 {
+            last[k] + 10.0
+        } else {
+            k as f32 * 2.5
+        };
+        if now < due {
+            continue;
+        }
+        let clear = agents
+            .iter()
+            .all(|t| t.translation.truncate().distance(*entry) >= 2.5);
+        if !clear {
+            continue;
+        }
+        last[k] = now.max(1e-3);
+        commands.spawn((
+            CrowdAgent,
+            AgentGoals::point(*entry + *way * 28.0).then_despawn(),
+            MarkerSteering::Goals,
+            Transform::from_xyz(entry.x, entry.y, 0.0),
         ));
     }
 }

@@ -302,7 +302,12 @@ pub enum ScenarioMarkerOrder {
     Formation {
         /// The shape's tag.
         shape: u32,
+        /// Align inside it too, on this mask (an index in [`ScenarioMarkers::masks`]).
+        #[serde(default)]
+        mask: Option<usize>,
     },
+    /// Direct motion on the alignment mask with this index in [`ScenarioMarkers::masks`].
+    Align(usize),
 }
 
 /// The marker ground of a scenario ([`MarkerGround`](crate::MarkerGround)) and tagged sprays
@@ -320,6 +325,12 @@ pub struct ScenarioMarkers {
     /// Markers sprayed over shapes, each with a tag (formation shapes), at a density.
     #[serde(default)]
     pub sprays: Vec<ScenarioSpray>,
+    /// Alignment masks, by index ([`MarkerSteeringSettings::masks`](crate::MarkerSteeringSettings::masks)).
+    #[serde(default)]
+    pub masks: Vec<crowdfield_markers::Mask>,
+    /// The seed's group mode (d_enf) or its crowd mode (marker reservation).
+    #[serde(default)]
+    pub mode: crowdfield_markers::Mode,
 }
 
 #[cfg(feature = "markers")]
@@ -792,6 +803,16 @@ impl Scenario {
                     }
                     from.clone()
                 }
+                Some(
+                    ScenarioMarkerOrder::Align(m)
+                    | ScenarioMarkerOrder::Formation { mask: Some(m), .. },
+                ) => {
+                    let masks = self.markers.as_ref().map_or(0, |g| g.masks.len());
+                    if *m >= masks {
+                        return Err(bad(format!("mask {m} does not exist ({masks} masks)")));
+                    }
+                    Vec::new()
+                }
                 _ => Vec::new(),
             };
             for i in named {
@@ -812,6 +833,17 @@ impl Scenario {
                     message: "a marker density must lie in (0, 10,000] per m²".into(),
                 });
             }
+            // The back end checks masks as it takes them.
+            let mut check = crowdfield_markers::MarkerCrowd::new(Default::default())
+                .expect("the default settings are valid");
+            for (k, mask) in ground.masks.iter().enumerate() {
+                check
+                    .add_mask(mask.clone())
+                    .map_err(|e| ScenarioError::Markers {
+                        index: 0,
+                        message: format!("mask {k}: {e}"),
+                    })?;
+            }
         }
         Ok(())
     }
@@ -826,6 +858,15 @@ impl Scenario {
                 seed: ground.seed,
                 ..MarkerGround::default()
             });
+            if !ground.masks.is_empty() || ground.mode != crowdfield_markers::Mode::default() {
+                commands.insert_resource(crate::MarkerSteeringSettings {
+                    settings: crowdfield_markers::MarkerCrowdSettings {
+                        mode: ground.mode,
+                        ..Default::default()
+                    },
+                    masks: ground.masks.clone(),
+                });
+            }
             for spray in &ground.sprays {
                 commands.queue(spray_command(spray.clone()));
             }
@@ -845,10 +886,11 @@ impl Scenario {
                     .map(entity)
                     .collect::<Option<Vec<_>>>()
                     .map(MarkerSteering::Escape),
-                ScenarioMarkerOrder::Formation { shape } => Some(MarkerSteering::Formation {
+                ScenarioMarkerOrder::Formation { shape, mask } => Some(MarkerSteering::Formation {
                     shape: *shape,
-                    mask: None,
+                    mask: *mask,
                 }),
+                ScenarioMarkerOrder::Align(m) => Some(MarkerSteering::Align(*m)),
             };
             if let Some(steering) = steering {
                 commands.entity(*me).insert(steering);

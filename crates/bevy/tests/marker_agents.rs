@@ -241,16 +241,18 @@ const MARKER_SCENARIO: &str = r#"(
     bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
     markers: Some((density: 40.0, seed: 3, sprays: [
         (shape: Aabb(min: (22.0, 14.0), max: (27.0, 18.0)), density: 60.0, tag: 2),
-    ])),
+    ], masks: [Grid(origin: (0.0, 0.0), spacing: 2.5, width: 0.2)])),
     agents: [
         (position: (2.0, 4.0), goals: (targets: [Point((26.0, 4.0))]), markers: Some(Goals)),
         (position: (2.0, 10.0), markers: Some(Pursue(0))),
         (position: (4.0, 16.0), markers: Some(Formation(shape: 2))),
+        (position: (13.1, 11.2), markers: Some(Align(0))),
     ],
 )"#;
 
-/// A scenario names marker orders (agents by index), the ground and a tagged spray: the
-/// walker arrives, the pursuer closes in on it, the formation agent reaches the sprayed box.
+/// A scenario names marker orders (agents by index), the ground, a tagged spray and a mask:
+/// the walker arrives, the pursuer closes in on it, the formation agent reaches the sprayed
+/// box, the aligning agent stands on a line of the mask.
 #[test]
 fn scenario_files_give_marker_orders() {
     let scenario = Scenario::from_ron(MARKER_SCENARIO).unwrap();
@@ -264,7 +266,7 @@ fn scenario_files_give_marker_orders() {
         .world_mut()
         .query_filtered::<Entity, With<MarkerSteering>>();
     let steered: Vec<Entity> = agents.iter(app.world()).collect();
-    assert_eq!(steered.len(), 3);
+    assert_eq!(steered.len(), 4);
     run_until(&mut app, 200, |_| false);
     let ground = app.world().resource::<MarkerGround>();
     assert_eq!((ground.density, ground.seed), (40.0, 3));
@@ -281,6 +283,12 @@ fn scenario_files_give_marker_orders() {
             .any(|p| (22.0..27.0).contains(&p.x) && (14.0..18.0).contains(&p.y)),
         "{positions:?}"
     );
+    let aligned = positions[3];
+    let off_line = |v: f32| (v / 2.5 - (v / 2.5).round()).abs() * 2.5;
+    assert!(
+        off_line(aligned.x).min(off_line(aligned.y)) < 0.3,
+        "{aligned:?} off the mask's lines"
+    );
     // Orders naming agents that do not exist, or the agent itself, are refused on load.
     for bad in ["Pursue(7)", "Surround(1)", "Escape([])"] {
         let text = MARKER_SCENARIO.replace("Pursue(0)", bad);
@@ -293,4 +301,28 @@ fn scenario_files_give_marker_orders() {
             "{bad}"
         );
     }
+    // A mask that does not exist, or a bad one, is refused; crowd mode reaches the settings.
+    let text = MARKER_SCENARIO.replace("Align(0)", "Align(1)");
+    assert!(matches!(
+        Scenario::from_ron(&text).and_then(|s| s.check_world()),
+        Err(bevy_crowdfield::ScenarioError::Markers { index: 3, .. })
+    ));
+    let text = MARKER_SCENARIO.replace("spacing: 2.5", "spacing: -1.0");
+    assert!(
+        Scenario::from_ron(&text)
+            .and_then(|s| s.check_world())
+            .is_err()
+    );
+    let text = MARKER_SCENARIO.replace("masks: [", "mode: Crowd, masks: [");
+    let crowd = Scenario::from_ron(&text).unwrap();
+    let mut app = marker_app();
+    let mut queue = bevy::ecs::world::CommandQueue::default();
+    crowd.spawn(&mut Commands::new(&mut queue, app.world()), None);
+    queue.apply(app.world_mut());
+    let settings = app.world().resource::<MarkerSteeringSettings>();
+    assert_eq!(
+        settings.settings.mode,
+        bevy_crowdfield::markers::Mode::Crowd
+    );
+    assert_eq!(settings.masks.len(), 1);
 }

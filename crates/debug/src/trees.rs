@@ -1,11 +1,13 @@
 //! The marker agents' overlay (key T, seed 002): every marker agent's tree path, its live
 //! segments faint, the way it will walk bright, key positions (nodes with two or more live
-//! children) as rings, branches that died in the last 2 seconds (48 steps: unchosen at a key position, pruned
-//! for a moving goal, erased) in red; in crowd mode the markers each agent holds, in its own colour;
-//! formation goals as crosses.
+//! children) as rings, branches that died in the last 2 seconds (48 steps: unchosen at a key
+//! position, pruned for a moving goal, erased) in red; each agent's markers in its own colour
+//! (group mode: its personal space, the markers within R nearer it than any other agent;
+//! crowd mode: the markers it holds); formation goals as crosses.
 
+use bevy::math::DVec2;
 use bevy::prelude::*;
-use bevy_crowdfield::markers::{NodeId, TreePath};
+use bevy_crowdfield::markers::{Mode, NodeId, TreePath, personal};
 use bevy_crowdfield::prelude::*;
 
 use crate::CrowdDebugSystems;
@@ -26,7 +28,7 @@ const KEY: Color = Color::srgb(1.0, 0.95, 0.3);
 const DEAD: Color = Color::srgba(1.0, 0.3, 0.25, 0.6);
 /// Steps a dead branch stays drawn after it died.
 const DEAD_FOR: u32 = 48;
-/// Held markers are drawn for at most this many agents.
+/// Held markers and personal spaces are drawn for at most this many agents.
 const HELD_AGENTS: usize = 64;
 
 pub(crate) fn build(app: &mut App) {
@@ -54,6 +56,44 @@ fn draw_trees(
         return;
     };
     let set = markers.as_deref().and_then(|m| m.markers());
+    let settings = agents.crowd().settings();
+    if let (Some(set), Mode::Groups) = (set, settings.mode) {
+        // Personal spaces: the split among the drawn agents and every agent that could take
+        // a marker from them (those within 2R).
+        let r = settings.personal_radius;
+        let drawn: Vec<(u32, DVec2)> = agents
+            .crowd()
+            .states()
+            .take(HELD_AGENTS)
+            .filter_map(|(id, _)| crowd.agent(id).map(|a| (id.0, a.position())))
+            .collect();
+        let mut who: Vec<Option<u32>> = Vec::new();
+        let mut at: Vec<DVec2> = Vec::new();
+        for (id, agent) in crowd.agents() {
+            let p = agent.position();
+            if let Some(&(mine, _)) = drawn.iter().find(|(i, _)| *i == id.0) {
+                who.push(Some(mine));
+                at.push(p);
+            } else if drawn.iter().any(|(_, q)| q.distance(p) <= 2.0 * r) {
+                who.push(None);
+                at.push(p);
+            }
+        }
+        for (owner, ids) in who.iter().zip(personal::split(set, &at, r)) {
+            let Some(owner) = owner else {
+                continue;
+            };
+            for m in ids {
+                if let Some(marker) = set.marker(m) {
+                    gizmos.rect_2d(
+                        Isometry2d::from_translation(marker.position.as_vec2()),
+                        Vec2::splat(0.04),
+                        colour(*owner).with_alpha(0.7),
+                    );
+                }
+            }
+        }
+    }
     for (n, (id, state)) in agents.crowd().states().enumerate() {
         if let Some(goal) = state.formation_goal() {
             gizmos.cross_2d(Isometry2d::from_translation(goal.as_vec2()), 0.3, KEY);

@@ -28,7 +28,7 @@
 //! and hands the steps over to agents with [`Steering::External`], whose collision guard,
 //! states and events are every agent's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crowdfield_steer::{AgentGrid, AgentId, Crowd, HandedStep, Steering};
 use glam::DVec2;
@@ -36,7 +36,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::personal::{MIN_DISTANCE, PERSONAL_RADIUS, direct_direction};
+use crate::personal::{Candidate, MIN_DISTANCE, Owners, PERSONAL_RADIUS, Split};
 use crate::tree::{Aim, Claims, IdMap, NodeId, Sector, TreePath, TreeSettings};
 use crate::{Edit, MarkerError, MarkerId, MarkerSet, Terrain};
 
@@ -92,6 +92,7 @@ pub enum Mask {
 
 impl Mask {
     /// Whether `p` lies on the mask.
+    #[inline]
     pub fn contains(&self, p: DVec2) -> bool {
         match self {
             Mask::Grid {
@@ -99,11 +100,13 @@ impl Mask {
                 spacing,
                 width,
             } => {
-                let q = (p - *origin) / *spacing;
-                // Distance to the nearest whole number, without a rounding call per marker.
-                let near = |v: f64| (v - ((v + 0.5).floor())).abs();
-                let off = DVec2::new(near(q.x), near(q.y)) * *spacing;
-                off.min_element() <= width * 0.5
+                // In units of the spacing: one division, then products. The distance to the
+                // nearest whole number takes its floor by a cast (a call to the library's
+                // floor per marker was a tenth of the direct step's time).
+                let unit = 1.0 / *spacing;
+                let q = (p - *origin) * unit;
+                let near = |v: f64| (v - fast_floor(v + 0.5)).abs();
+                near(q.x).min(near(q.y)) <= width * 0.5 * unit
             }
             Mask::Lines { segments, width } => segments.iter().any(|(a, b)| {
                 let ab = *b - *a;
@@ -431,6 +434,8 @@ pub struct MarkerCrowd {
     settings: MarkerCrowdSettings,
     states: BTreeMap<AgentId, MarkerState>,
     masks: Vec<Mask>,
+    /// Which markers lie on each mask (by index in `masks`).
+    mask_marks: Vec<MaskMarks>,
     /// Shared claims of each surrounded target's pursuers.
     claims: BTreeMap<AgentId, Claims>,
     /// Each surrounded target's pursuers and the middles of their slices.
@@ -464,6 +469,7 @@ impl MarkerCrowd {
             settings: MarkerCrowdSettings { tree, ..settings },
             states: BTreeMap::new(),
             masks: Vec::new(),
+            mask_marks: Vec::new(),
             claims: BTreeMap::new(),
             sectors: BTreeMap::new(),
             holders: IdMap::default(),
@@ -484,6 +490,7 @@ impl MarkerCrowd {
     pub fn add_mask(&mut self, mask: Mask) -> Result<usize, MarkerError> {
         mask.validate()?;
         self.masks.push(mask);
+        self.mask_marks.push(MaskMarks::default());
         Ok(self.masks.len() - 1)
     }
 
@@ -923,8 +930,34 @@ impl MarkerCrowd {
             }
         }
 
+        // Personal space for the agents in direct motion (Exclusive): one walk over the
+        // marker index, band by band, summing each agent's Eqs. 10–11 as the markers come.
+        // The masks in use learn which of the set's markers lie on them (once; new markers as
+        // they come).
+        for (_, s) in &states {
+            if s.direct
+                && let Order::Align(m) | Order::Formation { mask: Some(m), .. } = s.order
+            {
+                self.mask_marks[m].update(&self.masks[m], set, self.edits_seen);
+            }
+        }
+        let marks = &self.mask_marks;
+        let sums = if settings.personal_space == PersonalSpace::Exclusive {
+            let mut kinds: Vec<Option<Kind>> = vec![None; agents.len()];
+            for (id, s) in &states {
+                if let Some(&i) = index.get(*id)
+                    && s.direct
+                    && agents[i].position.is_finite()
+                {
+                    kinds[i] = Some(Kind::of(&s.order, marks));
+                }
+            }
+            direct_sums(set, agents, &kinds, &settings, parallel)
+        } else {
+            Vec::new()
+        };
+
         // Motion plans.
-        let masks = &self.masks;
         let plan = |(id, s): &mut (&AgentId, &mut MarkerState)| {
             s.plan = DVec2::ZERO;
             let Some(&i) = index.get(id) else {
@@ -935,7 +968,10 @@ impl MarkerCrowd {
                 return;
             }
             if s.direct {
-                (s.plan, s.saw_shape) = direct_step(s, p, i, set, &grid, masks, &settings);
+                (s.plan, s.saw_shape) = match sums.get(i) {
+                    Some(sum) => sum.step(&s.order, &settings),
+                    None => shared_step(s, p, i, set, &grid, marks, &settings),
+                };
                 return;
             }
             if let (true, Some(Aim::Towards(g))) = (s.chasing, s.aim) {
@@ -1264,7 +1300,19 @@ impl MarkerCrowd {
                         continue;
                     }
                 }
-                s.waited += 1;
+                // Markers held by agents walking on are given back as they go: only a wait
+                // on a standing agent can be a deadlock, so only that counts towards T_wait.
+                let on_standing = blocked.iter().any(|m| {
+                    self.holders.get(m).is_some_and(|h| {
+                        self.states
+                            .get(h)
+                            .is_none_or(|o| !o.holds_next || o.waited > 0)
+                    })
+                });
+                let s = self.states.get_mut(&id).expect("listed");
+                if on_standing {
+                    s.waited += 1;
+                }
                 out.push((id, DVec2::ZERO));
                 // Of agents waiting for each other, the one with the highest id gives way (a
                 // lower one that regrew too would step into the other's new way as often as
@@ -1564,119 +1612,356 @@ fn inside_hull(hull: &[DVec2], q: DVec2) -> bool {
 
 /// A direct-motion step (Eqs. 10–12) with the order's weights.
 #[allow(clippy::too_many_arguments)]
-fn direct_step(
-    s: &MarkerState,
-    p: DVec2,
-    me: usize,
-    set: &MarkerSet,
-    grid: &AgentGrid,
-    masks: &[Mask],
-    settings: &MarkerCrowdSettings,
-) -> (DVec2, bool) {
-    let r = settings.personal_radius;
-    let (shape, mask) = match &s.order {
-        Order::Formation { shape, mask } => (Some(*shape), mask.map(|m| &masks[m])),
-        Order::Align(m) => (None, Some(&masks[*m])),
-        _ => (None, None),
-    };
-    // Agents that may compete for a marker within R: those within 2R.
-    let mut rivals: smallvec::SmallVec<[(usize, DVec2); 16]> = smallvec::SmallVec::new();
-    grid.for_each_point_near(p, 2.0 * r, |j, q, _| {
-        if j != me && (q - p).length_squared() <= 4.0 * r * r {
-            rivals.push((j, q));
+/// Which of a set's markers lie on one mask, by marker id. Marker ids are never reused and a
+/// marker never moves, so the bits stay right while the set grows; they are worked out again
+/// if the set's edit log goes back (a set made anew).
+#[derive(Debug, Clone, Default)]
+struct MaskMarks {
+    /// Marker ids below this have been looked at.
+    bound: usize,
+    /// The set's edits when they were.
+    edits: usize,
+    bits: Vec<u64>,
+}
+
+impl MaskMarks {
+    fn update(&mut self, mask: &Mask, set: &MarkerSet, edits: usize) {
+        if edits < self.edits || set.id_bound() < self.bound {
+            *self = MaskMarks::default();
         }
-    });
-    let weight_for = |m: &crate::Marker, from: DVec2| {
-        let form = if shape.is_some() && m.tag == shape {
+        self.edits = edits;
+        let bound = set.id_bound();
+        if bound <= self.bound {
+            return;
+        }
+        self.bits.resize(bound.div_ceil(64), 0);
+        for id in self.bound..bound {
+            if set
+                .marker(MarkerId(id as u32))
+                .is_some_and(|m| mask.contains(m.position))
+            {
+                self.bits[id / 64] |= 1 << (id % 64);
+            }
+        }
+        self.bound = bound;
+    }
+
+    #[inline]
+    fn contains(&self, id: u32) -> bool {
+        let id = id as usize;
+        self.bits
+            .get(id / 64)
+            .is_some_and(|w| w >> (id % 64) & 1 != 0)
+    }
+}
+
+/// What an agent in direct motion weighs markers by: its formation shape's tag and which
+/// markers lie on its alignment mask.
+#[derive(Debug, Clone, Copy)]
+struct Kind<'a> {
+    shape: Option<u32>,
+    mask: Option<&'a MaskMarks>,
+}
+
+impl<'a> Kind<'a> {
+    fn of(order: &Order, marks: &'a [MaskMarks]) -> Self {
+        match order {
+            Order::Formation { shape, mask } => Kind {
+                shape: Some(*shape),
+                mask: mask.map(|m| &marks[m]),
+            },
+            Order::Align(m) => Kind {
+                shape: None,
+                mask: Some(&marks[*m]),
+            },
+            _ => Kind {
+                shape: None,
+                mask: None,
+            },
+        }
+    }
+
+    /// The weight of marker `id` (tag `tag`) at squared distance `d2` from the agent (Eq. 14's
+    /// w_max on the shape, G14's distance on the mask, 1 elsewhere).
+    #[inline]
+    fn weight(&self, id: u32, tag: Option<u32>, d2: f64, settings: &MarkerCrowdSettings) -> f64 {
+        let form = if self.shape.is_some() && tag == self.shape {
             settings.w_max
         } else {
             1.0
         };
-        let align = match mask {
-            Some(mask) if mask.contains(m.position) => {
-                (m.position - from).length() * settings.align_scale
-            }
+        let align = match self.mask {
+            Some(mask) if mask.contains(id) => d2.sqrt() * settings.align_scale,
             _ => 1.0,
         };
         form * align
-    };
-    let r2 = r * r;
-    let mut weighted: Vec<(DVec2, f64)> = Vec::new();
-    let mut total = 0.0;
-    let mut saw_shape = false;
-    set.for_each_within(p, r, |_, m| {
-        saw_shape |= shape.is_some() && m.tag == shape;
-        let d = (m.position - p).length_squared();
-        let mut w = weight_for(m, p);
-        match settings.personal_space {
-            PersonalSpace::Exclusive => {
-                if rivals.iter().any(|&(j, q)| {
-                    let e = (m.position - q).length_squared();
-                    e < d || (e == d && j < me)
-                }) {
-                    return;
-                }
-            }
-            PersonalSpace::Shared => {
-                // The competition rule: the nearest agent weighs the marker with everyone's
-                // weights.
-                if mask.is_some() {
-                    let mut nearest = true;
-                    let mut sum = 0.0;
-                    for &(j, q) in &rivals {
-                        let e = (m.position - q).length_squared();
-                        if e <= r2 {
-                            sum += weight_for(m, q);
-                            nearest &= !(e < d || (e == d && j < me));
-                        }
-                    }
-                    if nearest {
-                        w += sum;
-                    }
-                }
-            }
-        }
-        total += w;
-        weighted.push((m.position, w));
-    });
-    // A formation agent outside the shape (no shape marker within a body radius, 0.25 m)
-    // heads for the shape's markers it sees, whoever's they are (ours: else the agents inside
-    // hold the shape's markers and one at the edge sees only its own sliver of them). With
-    // w_max = 1 the shape's markers weigh as any.
-    let outside = |tag: u32| {
-        let mut near = false;
-        set.for_each_within(p, 0.25, |_, m| near |= m.tag == Some(tag));
-        !near
-    };
-    if let Some(tag) = shape
-        && settings.personal_space == PersonalSpace::Exclusive
-        && settings.w_max > 1.0
-        && outside(tag)
-    {
-        let mut seen = Vec::new();
-        let mut sum = 0.0;
-        set.for_each_within(p, r, |_, m| {
-            let w = weight_for(m, p);
-            if m.tag == Some(tag) {
-                sum += w;
-                seen.push((m.position, w));
-            }
-        });
-        if !seen.is_empty() {
-            weighted = seen;
-            total = sum;
-        }
     }
-    let Some(md) = direct_direction(p, &weighted) else {
-        return (DVec2::ZERO, saw_shape);
-    };
-    let beta = settings.step_length();
+}
+
+/// One agent's direct-motion sums over a step's markers (Eqs. 10–11).
+#[derive(Debug, Clone, Copy, Default)]
+struct DirectSum {
+    /// Σ w (m − p) and Σ w over the markers it owns.
+    md: DVec2,
+    total: f64,
+    /// The same over its shape's markers within R, whoever owns them.
+    shape_md: DVec2,
+    shape_total: f64,
+    /// A shape marker within R; one within a body radius (0.25 m).
+    saw_shape: bool,
+    inside_shape: bool,
+}
+
+impl DirectSum {
+    fn add(&mut self, other: &DirectSum) {
+        self.md += other.md;
+        self.total += other.total;
+        self.shape_md += other.shape_md;
+        self.shape_total += other.shape_total;
+        self.saw_shape |= other.saw_shape;
+        self.inside_shape |= other.inside_shape;
+    }
+
+    /// The step these sums give (and whether the agent saw its shape). A formation agent
+    /// outside the shape (no shape marker within a body radius) heads for the shape's markers
+    /// it sees, whoever's they are (ours: else the agents inside hold the shape's markers and
+    /// one at the edge sees only its own sliver of them). With w_max = 1 the shape's markers
+    /// weigh as any.
+    fn step(&self, order: &Order, settings: &MarkerCrowdSettings) -> (DVec2, bool) {
+        let (mut md, mut total) = (self.md, self.total);
+        if matches!(order, Order::Formation { .. })
+            && settings.w_max > 1.0
+            && !self.inside_shape
+            && self.shape_total > 0.0
+        {
+            md = self.shape_md;
+            total = self.shape_total;
+        }
+        (scaled_step(md, total, settings), self.saw_shape)
+    }
+}
+
+/// Eq. 9's step of length β along m_d (shortened near rest with `settle`); zero when m_d is.
+fn scaled_step(md: DVec2, total: f64, settings: &MarkerCrowdSettings) -> DVec2 {
+    if !(md.length_squared() > 0.0 && md.is_finite()) {
+        return DVec2::ZERO;
+    }
     let scale = if settings.settle {
         (md.length() / (total * 0.1)).min(1.0)
     } else {
         1.0
     };
-    (md.normalize() * beta * scale, saw_shape)
+    md.normalize() * settings.step_length() * scale
+}
+
+/// The direct-motion sums of every agent with a [`Kind`] (indexed as `agents`), from one
+/// personal-space split of the markers near them (Exclusive: each marker within R to its
+/// nearest agent, marker agent or not). Bands of the index are summed on their own (in
+/// parallel when `parallel`) and added in band order, so the sums do not depend on the thread
+/// count.
+fn direct_sums(
+    set: &MarkerSet,
+    agents: &[Sensed],
+    kinds: &[Option<Kind>],
+    settings: &MarkerCrowdSettings,
+    parallel: bool,
+) -> Vec<DirectSum> {
+    let mut out = vec![DirectSum::default(); agents.len()];
+    if kinds.iter().all(Option::is_none) {
+        return out;
+    }
+    let r = settings.personal_radius;
+    // The index cells within reach of an agent in direct motion.
+    let (cols, rows) = set.index_size();
+    let mut wanted = vec![0u64; (cols * rows).div_ceil(64)];
+    for (a, kind) in agents.iter().zip(kinds) {
+        if kind.is_none() {
+            continue;
+        }
+        let (c0, r0) = set.index_cell_of(a.position - DVec2::splat(r));
+        let (c1, r1) = set.index_cell_of(a.position + DVec2::splat(r));
+        for row in r0..=r1 {
+            for col in c0..=c1 {
+                let k = row * cols + col;
+                wanted[k / 64] |= 1 << (k % 64);
+            }
+        }
+    }
+    let is_wanted = |k: usize| wanted[k / 64] & (1 << (k % 64)) != 0;
+    let points: Vec<Option<DVec2>> = agents
+        .iter()
+        .map(|a| a.position.is_finite().then_some(a.position))
+        .collect();
+    let split = Split::new(set, &points, r);
+    let band = |b: usize| {
+        let mut visit = Sums {
+            set,
+            kinds,
+            settings,
+            slots: HashMap::default(),
+            sums: Vec::new(),
+            cell: Vec::new(),
+            shapes: false,
+            r2: r * r,
+        };
+        split.walk_band(b, &is_wanted, &mut visit);
+        visit.sums
+    };
+    let bands: Vec<Vec<(usize, DirectSum)>> = if parallel {
+        (0..split.bands()).into_par_iter().map(band).collect()
+    } else {
+        (0..split.bands()).map(band).collect()
+    };
+    for list in bands {
+        for (i, sum) in list {
+            out[i].add(&sum);
+        }
+    }
+    out
+}
+
+/// The visitor of [`direct_sums`] for one band.
+struct Sums<'a> {
+    set: &'a MarkerSet,
+    kinds: &'a [Option<Kind<'a>>],
+    settings: &'a MarkerCrowdSettings,
+    /// Agent index → place in `sums`.
+    slots: HashMap<usize, usize>,
+    sums: Vec<(usize, DirectSum)>,
+    /// The cell's candidates: their place in `sums` (`None`: not in direct motion), kind and
+    /// position.
+    cell: Vec<(Option<usize>, Option<Kind<'a>>, DVec2)>,
+    /// Some candidate of the cell has a shape.
+    shapes: bool,
+    r2: f64,
+}
+
+impl Owners for Sums<'_> {
+    fn cell(&mut self, _: DVec2, _: DVec2, candidates: &[Candidate]) {
+        self.cell.clear();
+        self.shapes = false;
+        for c in candidates {
+            let kind = self.kinds[c.index];
+            let slot = kind.map(|_| {
+                *self.slots.entry(c.index).or_insert_with(|| {
+                    self.sums.push((c.index, DirectSum::default()));
+                    self.sums.len() - 1
+                })
+            });
+            self.shapes |= kind.is_some_and(|k| k.shape.is_some());
+            self.cell.push((slot, kind, c.position));
+        }
+    }
+
+    #[inline]
+    fn marker(&mut self, owner: usize, id: u32, m: DVec2, d2: f64) {
+        let tag = if self.shapes {
+            self.set.marker(MarkerId(id)).and_then(|m| m.tag)
+        } else {
+            None
+        };
+        if self.shapes {
+            // Every formation agent within R sees its shape's markers, whoever owns them.
+            for &(slot, kind, q) in &self.cell {
+                if let (Some(slot), Some(kind)) = (slot, kind)
+                    && kind.shape.is_some()
+                    && tag == kind.shape
+                {
+                    let e = (m - q).length_squared();
+                    if e <= self.r2 {
+                        let w = kind.weight(id, tag, e, self.settings);
+                        let sum = &mut self.sums[slot].1;
+                        sum.saw_shape = true;
+                        sum.inside_shape |= e <= 0.25 * 0.25;
+                        sum.shape_md += w * (m - q);
+                        sum.shape_total += w;
+                    }
+                }
+            }
+        }
+        let (slot, kind, q) = self.cell[owner];
+        if let (Some(slot), Some(kind)) = (slot, kind) {
+            let w = kind.weight(id, tag, d2, self.settings);
+            let sum = &mut self.sums[slot].1;
+            sum.md += w * (m - q);
+            sum.total += w;
+        }
+    }
+
+    fn run(&mut self, owner: usize, q: DVec2, entries: &[(u32, DVec2)], all_within: bool, r2: f64) {
+        if self.shapes {
+            for &(id, m) in entries {
+                let e = (m - q).length_squared();
+                if all_within || e <= r2 {
+                    self.marker(owner, id, m, e);
+                }
+            }
+            return;
+        }
+        // No shape in the cell: the owner's sums in a tight loop.
+        let (Some(slot), Some(kind)) = (self.cell[owner].0, self.cell[owner].1) else {
+            return;
+        };
+        let (mut md, mut total) = (DVec2::ZERO, 0.0);
+        for &(id, m) in entries {
+            let e = (m - q).length_squared();
+            if all_within || e <= r2 {
+                let w = kind.weight(id, None, e, self.settings);
+                md += w * (m - q);
+                total += w;
+            }
+        }
+        let sum = &mut self.sums[slot].1;
+        sum.md += md;
+        sum.total += total;
+    }
+}
+
+/// Direct motion in [`PersonalSpace::Shared`]: every marker within R counts for the agent;
+/// on an alignment mask the nearest agent weighs a marker with the weights of all the agents
+/// within R of it (the seed's competition rule, G14).
+fn shared_step(
+    s: &MarkerState,
+    p: DVec2,
+    me: usize,
+    set: &MarkerSet,
+    grid: &AgentGrid,
+    marks: &[MaskMarks],
+    settings: &MarkerCrowdSettings,
+) -> (DVec2, bool) {
+    let r = settings.personal_radius;
+    let r2 = r * r;
+    let kind = Kind::of(&s.order, marks);
+    let mut rivals: smallvec::SmallVec<[(usize, DVec2); 16]> = smallvec::SmallVec::new();
+    grid.for_each_point_near(p, 2.0 * r, |j, q, _| {
+        if j != me && (q - p).length_squared() <= 4.0 * r2 {
+            rivals.push((j, q));
+        }
+    });
+    let (mut md, mut total) = (DVec2::ZERO, 0.0);
+    let mut saw_shape = false;
+    set.for_each_within(p, r, |id, m| {
+        saw_shape |= kind.shape.is_some() && m.tag == kind.shape;
+        let d = (m.position - p).length_squared();
+        let mut w = kind.weight(id.0, m.tag, d, settings);
+        if kind.mask.is_some() {
+            let mut nearest = true;
+            let mut sum = 0.0;
+            for &(j, q) in &rivals {
+                let e = (m.position - q).length_squared();
+                if e <= r2 {
+                    sum += kind.weight(id.0, m.tag, e, settings);
+                    nearest &= !(e < d || (e == d && j < me));
+                }
+            }
+            if nearest {
+                w += sum;
+            }
+        }
+        total += w;
+        md += w * (m.position - p);
+    });
+    (scaled_step(md, total, settings), saw_shape)
 }
 
 /// Eq. 8 as printed for agent `i`: half its separation from each agent closer than t_min,
@@ -1777,6 +2062,16 @@ fn project(q: &mut [DVec2], movable: &[bool], agents: &[Sensed], settings: &Mark
     }
 }
 
+/// ⌊v⌋ without a library call where |v| < 2⁵²; the library's floor beyond.
+fn fast_floor(v: f64) -> f64 {
+    if v.abs() < 4.5e15 {
+        let t = v as i64 as f64;
+        if t > v { t - 1.0 } else { t }
+    } else {
+        v.floor()
+    }
+}
+
 /// Passes of the projection over its pairs before it gives up on a round (a jammed cluster
 /// converges slowly, pair by pair).
 const PROJECTION_PASSES: usize = 200;
@@ -1788,4 +2083,95 @@ fn coincident(a: AgentId, b: AgentId, seed: u64) -> DVec2 {
     let angle: f64 = pair.random::<f64>() * std::f64::consts::TAU;
     let u = DVec2::new(angle.cos(), angle.sin());
     if a.0 < b.0 { u } else { -u }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Generation, MarkerSettings};
+    use proptest::prelude::*;
+
+    fn ground(side: f64) -> MarkerSet {
+        let mut set = MarkerSet::new(
+            MarkerSettings {
+                min: DVec2::ZERO,
+                max: DVec2::splat(side),
+                ..Default::default()
+            },
+            vec![],
+        )
+        .unwrap();
+        set.generate(Generation::default(), 60.0, 5).unwrap();
+        set.spray(DVec2::splat(6.0), 2.0, 60.0, 9, Some(7)).unwrap();
+        set
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// The banded split's sums are those of the plain rule: for each agent in direct
+        /// motion, every marker within R nearer it than any other agent (the lower index on a
+        /// tie), weighted by its order, and its shape's markers within R whoever's.
+        #[test]
+        fn banded_sums_match_the_plain_rule(
+            raw in proptest::collection::vec((0.0f64..14.0, 0.0f64..14.0, 0u8..4), 1..40),
+        ) {
+            let set = ground(14.0);
+            let masks = [Mask::Grid { origin: DVec2::ZERO, spacing: 1.5, width: 0.3 }];
+            let mut marks = vec![MaskMarks::default()];
+            marks[0].update(&masks[0], &set, set.edits().len());
+            let settings = MarkerCrowdSettings::default();
+            let agents: Vec<Sensed> = raw
+                .iter()
+                .enumerate()
+                .map(|(k, &(x, y, _))| Sensed { id: AgentId(k as u32), position: DVec2::new(x, y), goal: None })
+                .collect();
+            let orders: Vec<Option<Order>> = raw
+                .iter()
+                .map(|&(_, _, o)| match o {
+                    0 => None,
+                    1 => Some(Order::Align(0)),
+                    2 => Some(Order::Formation { shape: 7, mask: None }),
+                    _ => Some(Order::Formation { shape: 7, mask: Some(0) }),
+                })
+                .collect();
+            let kinds: Vec<Option<Kind>> = orders.iter().map(|o| o.as_ref().map(|o| Kind::of(o, &marks))).collect();
+            let sums = direct_sums(&set, &agents, &kinds, &settings, false);
+            let parallel = direct_sums(&set, &agents, &kinds, &settings, true);
+            let r2 = settings.personal_radius * settings.personal_radius;
+            for (i, kind) in kinds.iter().enumerate() {
+                let Some(kind) = kind else { continue };
+                let p = agents[i].position;
+                let mut want = DirectSum::default();
+                for (id, m) in set.markers() {
+                    let d = (m.position - p).length_squared();
+                    if d > r2 {
+                        continue;
+                    }
+                    let w = kind.weight(id.0, m.tag, d, &settings);
+                    if kind.shape.is_some() && m.tag == kind.shape {
+                        want.saw_shape = true;
+                        want.inside_shape |= d <= 0.0625;
+                        want.shape_md += w * (m.position - p);
+                        want.shape_total += w;
+                    }
+                    let mine = agents.iter().enumerate().all(|(j, a)| {
+                        let e = (m.position - a.position).length_squared();
+                        j == i || e > d || (e == d && j > i)
+                    });
+                    if mine {
+                        want.md += w * (m.position - p);
+                        want.total += w;
+                    }
+                }
+                let got = sums[i];
+                prop_assert!((got.md - want.md).length() <= 1e-9 * (1.0 + want.total), "agent {i}: {got:?} vs {want:?}");
+                prop_assert!((got.total - want.total).abs() <= 1e-9 * (1.0 + want.total));
+                prop_assert!((got.shape_md - want.shape_md).length() <= 1e-9 * (1.0 + want.shape_total));
+                prop_assert_eq!(got.saw_shape, want.saw_shape);
+                prop_assert_eq!(got.inside_shape, want.inside_shape);
+                prop_assert_eq!(got.md, parallel[i].md, "threads changed the sums");
+            }
+        }
+    }
 }

@@ -369,6 +369,28 @@ impl MarkerSet {
         }
     }
 
+    /// The index's size in cells (columns, rows).
+    pub(crate) fn index_size(&self) -> (usize, usize) {
+        (self.cols, self.rows)
+    }
+
+    /// The index cell holding `p` (clamped to the index), as (column, row).
+    pub(crate) fn index_cell_of(&self, p: DVec2) -> (usize, usize) {
+        self.cell_of(p)
+    }
+
+    /// Index cell (`col`, `row`): its lower and upper corners and its markers as
+    /// `(id, position)`, in the order [`for_each_within`](Self::for_each_within) reads them.
+    pub(crate) fn index_cell(&self, col: usize, row: usize) -> (DVec2, DVec2, &[(u32, DVec2)]) {
+        let side = self.settings.index_cell;
+        let lo = self.settings.min + DVec2::new(col as f64, row as f64) * side;
+        (
+            lo,
+            lo + DVec2::splat(side),
+            &self.cells[row * self.cols + col],
+        )
+    }
+
     /// The markers within `radius` of `centre`, by id.
     pub fn within(&self, centre: DVec2, radius: f64) -> Vec<MarkerId> {
         let mut out = Vec::new();

@@ -9,6 +9,8 @@
 
 use glam::DVec2;
 
+use crowdfield_steer::AgentGrid;
+
 use crate::{MarkerId, MarkerSet};
 
 /// The seed's personal space radius R, metres (digest 002 §2.13).
@@ -79,53 +81,187 @@ pub fn enforce_distance(positions: &[DVec2], t_min: f64) -> Vec<DVec2> {
 /// `radius` of some agent goes to the nearest of them (the lower index on a tie), so no marker
 /// has two owners. Returns each agent's markers, by id. Agents at positions that are not
 /// finite get none.
+///
+/// The marker back end makes the same split each step with [`walk_band`], band by band in
+/// parallel, summing each agent's motion as it goes.
 pub fn split(set: &MarkerSet, agents: &[DVec2], radius: f64) -> Vec<Vec<MarkerId>> {
-    let mut owned: Vec<Vec<MarkerId>> = vec![Vec::new(); agents.len()];
+    struct Lists(Vec<Vec<MarkerId>>, Vec<usize>);
+    impl Owners for Lists {
+        fn cell(&mut self, _: DVec2, _: DVec2, candidates: &[Candidate]) {
+            self.1.clear();
+            self.1.extend(candidates.iter().map(|c| c.index));
+        }
+        fn marker(&mut self, owner: usize, id: u32, _: DVec2, _: f64) {
+            self.0[self.1[owner]].push(MarkerId(id));
+        }
+    }
+    let mut owned = Lists(vec![Vec::new(); agents.len()], Vec::new());
     if !(radius.is_finite() && radius > 0.0) {
-        return owned;
+        return owned.0;
     }
-    // Agents by grid cell of side `radius`: a marker's candidates lie in the 3 × 3 cells round it.
-    let mut cells: std::collections::HashMap<(i64, i64), Vec<usize>> =
-        std::collections::HashMap::new();
-    let key = |p: DVec2| {
-        let k = (p / radius).floor();
-        (k.x as i64, k.y as i64)
-    };
-    for (i, p) in agents.iter().enumerate() {
-        if p.is_finite() {
-            cells.entry(key(*p)).or_default().push(i);
-        }
+    let points: Vec<Option<DVec2>> = agents.iter().map(|p| p.is_finite().then_some(*p)).collect();
+    let split = Split::new(set, &points, radius);
+    for band in 0..split.bands() {
+        split.walk_band(band, &|_| true, &mut owned);
     }
-    let r2 = radius * radius;
-    let mut seen = std::collections::HashSet::new();
-    for (i, p) in agents.iter().enumerate() {
-        if !p.is_finite() {
-            continue;
-        }
-        set.for_each_within(*p, radius, |id, m| {
-            if !seen.insert(id) {
-                return;
+    for list in &mut owned.0 {
+        list.sort_unstable();
+    }
+    owned.0
+}
+
+/// Index cell rows per band of [`Split`]: bands are the unit of parallel work, fixed so that
+/// what is summed band by band does not depend on the thread count.
+pub(crate) const BAND_ROWS: usize = 8;
+
+/// Whether `b` is nearer than `a` to every point of the box `lo`–`hi`, by a margin no
+/// rounding closes: ‖x − a‖² − ‖x − b‖² is affine in x, so its least value over the box is at
+/// a corner.
+fn nearer_all_over(b: DVec2, a: DVec2, lo: DVec2, hi: DVec2) -> bool {
+    // ‖x − a‖² − ‖x − b‖² = 2 x·(b − a) + ‖a‖² − ‖b‖², taken relative to a for precision.
+    let u = b - a;
+    let corner = |v: f64, l: f64, h: f64| if v > 0.0 { l } else { h };
+    let x = DVec2::new(corner(u.x, lo.x, hi.x), corner(u.y, lo.y, hi.y)) - a;
+    let least = 2.0 * x.dot(u) - u.length_squared();
+    least > 1e-9
+}
+
+/// An agent that may own markers of the index cell at hand: its index among the agents and its
+/// position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    pub index: usize,
+    pub position: DVec2,
+}
+
+/// What [`Split::walk_band`] reports.
+pub(crate) trait Owners {
+    /// A new index cell (its lower and upper corners), with the agents that may own its
+    /// markers (lowest index first).
+    fn cell(&mut self, lo: DVec2, hi: DVec2, candidates: &[Candidate]);
+    /// Marker `id` at `m` goes to the cell's candidate `owner` (by place in the list), `d2`
+    /// from it squared.
+    fn marker(&mut self, owner: usize, id: u32, m: DVec2, d2: f64);
+    /// Every marker of `entries` within reach goes to the cell's candidate `owner` at `q` (the
+    /// only one left); `all_within`: every one of them is within reach (`r2`, squared).
+    fn run(&mut self, owner: usize, q: DVec2, entries: &[(u32, DVec2)], all_within: bool, r2: f64) {
+        for &(id, m) in entries {
+            let e = (m - q).length_squared();
+            if all_within || e <= r2 {
+                self.marker(owner, id, m, e);
             }
-            let (kx, ky) = key(m.position);
-            let mut best: Option<(f64, usize)> = None;
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    for &j in cells.get(&(kx + dx, ky + dy)).into_iter().flatten() {
-                        let d = (agents[j] - m.position).length_squared();
-                        if d <= r2 && best.is_none_or(|(bd, bj)| d < bd || (d == bd && j < bj)) {
-                            best = Some((d, j));
+        }
+    }
+}
+
+/// The personal-space split of one step: the agents by grid cell, walked over the marker
+/// index cell by cell, so that each marker is looked at once however many agents reach it
+/// (an agent-by-agent scan reads every marker once per agent within 2R and tests it against
+/// each of them).
+pub(crate) struct Split<'a> {
+    set: &'a MarkerSet,
+    agents: &'a [Option<DVec2>],
+    grid: AgentGrid,
+    radius: f64,
+}
+
+impl<'a> Split<'a> {
+    /// The split of `set` among `agents` (those at `None` own nothing) within `radius`.
+    pub fn new(set: &'a MarkerSet, agents: &'a [Option<DVec2>], radius: f64) -> Self {
+        let points: Vec<Option<(DVec2, f64)>> =
+            agents.iter().map(|p| p.map(|p| (p, 0.0))).collect();
+        Self {
+            set,
+            agents,
+            grid: AgentGrid::build(&points, radius.max(1e-6)),
+            radius,
+        }
+    }
+
+    /// How many bands the index has.
+    pub fn bands(&self) -> usize {
+        self.set.index_size().1.div_ceil(BAND_ROWS)
+    }
+
+    /// Walks band `band` of the index, the cells `wanted` (by index `row * cols + col`) only,
+    /// reporting every marker within the radius of some agent with its owner.
+    pub fn walk_band(&self, band: usize, wanted: &dyn Fn(usize) -> bool, out: &mut impl Owners) {
+        let (cols, rows) = self.set.index_size();
+        let r = self.radius;
+        let r2 = r * r;
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut dominated: Vec<bool> = Vec::new();
+        for row in band * BAND_ROWS..((band + 1) * BAND_ROWS).min(rows) {
+            for col in 0..cols {
+                if !wanted(row * cols + col) {
+                    continue;
+                }
+                let (lo, hi, entries) = self.set.index_cell(col, row);
+                if entries.is_empty() {
+                    continue;
+                }
+                let centre = (lo + hi) * 0.5;
+                candidates.clear();
+                self.grid
+                    .for_each_near(centre, (hi - lo).length() * 0.5 + r, |j| {
+                        if let Some(q) = self.agents[j]
+                            && (q.clamp(lo, hi) - q).length_squared() <= r2
+                        {
+                            candidates.push(Candidate {
+                                index: j,
+                                position: q,
+                            });
                         }
+                    });
+                if candidates.is_empty() {
+                    continue;
+                }
+                candidates.sort_unstable_by_key(|c| c.index);
+                // A candidate that another is nearer than all over the cell owns none of it.
+                dominated.clear();
+                dominated.extend(candidates.iter().map(|a| {
+                    candidates.iter().any(|b| {
+                        b.index != a.index && nearer_all_over(b.position, a.position, lo, hi)
+                    })
+                }));
+                if dominated.iter().all(|&d| d) {
+                    // Only by rounding: keep them all and let the markers decide.
+                    dominated.iter_mut().for_each(|d| *d = false);
+                }
+                out.cell(lo, hi, &candidates);
+                let alive: smallvec::SmallVec<[(usize, DVec2); 8]> = candidates
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| !dominated[k])
+                    .map(|(k, c)| (k, c.position))
+                    .collect();
+                if let [(k, q)] = alive[..] {
+                    // One owner for the whole cell: only the reach to test.
+                    let far = DVec2::new(
+                        (lo.x - q.x).abs().max((hi.x - q.x).abs()),
+                        (lo.y - q.y).abs().max((hi.y - q.y).abs()),
+                    );
+                    let all_within = far.length_squared() <= r2 * (1.0 - 1e-12);
+                    out.run(k, q, entries, all_within, r2);
+                    continue;
+                }
+                for &(id, m) in entries {
+                    let mut best = (f64::INFINITY, usize::MAX);
+                    for &(k, q) in &alive {
+                        let e = (m - q).length_squared();
+                        // Strictly nearer wins; candidates come lowest index first, so a tie
+                        // stays with the lower.
+                        if e < best.0 {
+                            best = (e, k);
+                        }
+                    }
+                    if best.0 <= r2 {
+                        out.marker(best.1, id, m, best.0);
                     }
                 }
             }
-            let owner = best.map_or(i, |(_, j)| j);
-            owned[owner].push(id);
-        });
+        }
     }
-    for list in &mut owned {
-        list.sort_unstable();
-    }
-    owned
 }
 
 #[cfg(test)]

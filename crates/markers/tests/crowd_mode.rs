@@ -52,6 +52,8 @@ struct Stream {
     next_entry: usize,
     /// Frames between two agents of the stream.
     every: u64,
+    /// The frame of its first agent.
+    start: u64,
     last: Option<u64>,
 }
 
@@ -72,7 +74,7 @@ fn streams(
     let mut took: Vec<Option<u64>> = Vec::new();
     for frame in 0..limit {
         for st in &mut streams {
-            if st.left == 0 || st.last.is_some_and(|l| frame < l + st.every) {
+            if st.left == 0 || frame < st.start || st.last.is_some_and(|l| frame < l + st.every) {
                 continue;
             }
             let e = st.entries[st.next_entry % st.entries.len()];
@@ -138,6 +140,7 @@ fn stream(entry: DVec2, way: DVec2, count: usize, every: u64) -> Stream {
         left: count,
         next_entry: 0,
         every,
+        start: 0,
         last: None,
     }
 }
@@ -195,6 +198,207 @@ fn c5_opposite_streams_all_arrive() {
     );
     assert_eq!(ratios.len(), 50);
     assert!(least >= 0.5);
+}
+
+/// C5 on C2's crossing streams, thinned to an agent every 12 s a stream (at 4 s they jam:
+/// see the C2 test): every agent of the four streams arrives, for A_r = 1.2 and the seed's
+/// A_r = α/2; with A_r = α/2 the slowest takes under 3× the free walk (digest 002's C5
+/// criterion). With A_r = 1.2 the slowest takes longer (printed; docs/markers.md).
+#[test]
+fn c5_crossing_streams_all_arrive() {
+    for literal in [false, true] {
+        let set = open_square(30.0, 21);
+        let mut run = Run::new(MarkerCrowd::new(crowd_settings(literal, 21)).unwrap());
+        let st = vec![
+            stream(DVec2::new(1.0, 12.0), DVec2::X, 25, 288),
+            stream(DVec2::new(29.0, 18.0), -DVec2::X, 25, 288),
+            stream(DVec2::new(12.0, 1.0), DVec2::Y, 25, 288),
+            stream(DVec2::new(18.0, 29.0), -DVec2::Y, 25, 288),
+        ];
+        let (least, took, deadlocks) = streams(&mut run, &set, st, 28.0, 12_000);
+        let free = 28.0 / 1.2 * 24.0;
+        let mut ratios: Vec<f64> = took.iter().flatten().map(|t| *t as f64 / free).collect();
+        ratios.sort_by(f64::total_cmp);
+        let slowest = ratios.last().copied().unwrap_or(f64::INFINITY);
+        println!(
+            "C5 crossing (A_r = {}): {}/{} arrived; time over the free walk: median {:.2}, slowest {slowest:.2}; {deadlocks} waits resolved; least distance {least:.2} m",
+            run.crowd.settings().tree.action_radius,
+            ratios.len(),
+            took.len(),
+            ratios[ratios.len() / 2],
+        );
+        assert_eq!(ratios.len(), 100);
+        assert!(least >= 0.5);
+        if literal {
+            assert!(slowest < 3.0, "{slowest}");
+        }
+    }
+}
+
+/// The lane order parameter of digest 002's C4: for each agent with neighbours (|Δy| < 0.4 m,
+/// |Δx| < 5 m) among `agents` (position, walking east), the square of (same − opposite) /
+/// (same + opposite), averaged; `None` when nobody has a neighbour.
+fn lane_order(agents: &[(DVec2, bool)]) -> Option<f64> {
+    let mut sum = 0.0;
+    let mut counted = 0usize;
+    for (i, (p, east)) in agents.iter().enumerate() {
+        let (mut same, mut opposite) = (0.0, 0.0);
+        for (j, (q, other)) in agents.iter().enumerate() {
+            if i != j && (p.y - q.y).abs() < 0.4 && (p.x - q.x).abs() < 5.0 {
+                if east == other {
+                    same += 1.0;
+                } else {
+                    opposite += 1.0;
+                }
+            }
+        }
+        if same + opposite > 0.0 {
+            let r: f64 = (same - opposite) / (same + opposite);
+            sum += r * r;
+            counted += 1;
+        }
+    }
+    (counted > 0).then(|| sum / counted as f64)
+}
+
+/// C4 (and C5 on it): two groups of 50 enter a 40 × 10 m corridor from opposite ends through
+/// the same four entry points (y = 2, 4, 6, 8 m: every oncoming agent starts on someone's
+/// line), an agent every 4 s a side, in crowd mode, for 4,000 frames (167 s). At the time of
+/// the most overlap (the frame with the most agents of the fewer direction in the central
+/// 20 m) the lane order Φ is measured against the same agents with their directions shuffled
+/// (200 shuffles), and arrivals are counted; all are printed. The digest's criteria (Φ ≥ 0.6,
+/// Φ − baseline ≥ 0.3, every agent at its goal within 3× the free walk) are not met: head-on
+/// streams jam under marker reservation (docs/markers.md). Asserted: the reservation
+/// invariant (C1) every frame and no two moving agents nearer than t_min.
+#[test]
+fn c4_counter_flow_forms_lanes() {
+    let set = common::open_box(DVec2::new(40.0, 10.0), vec![], 24);
+    let mut run = Run::new(MarkerCrowd::new(crowd_settings(false, 24)).unwrap());
+    let ys = [2.0, 4.0, 6.0, 8.0];
+    let mut st = vec![
+        Stream {
+            entries: ys.iter().map(|y| DVec2::new(1.0, *y)).collect(),
+            way: DVec2::X,
+            left: 50,
+            next_entry: 0,
+            every: 96,
+            start: 0,
+            last: None,
+        },
+        Stream {
+            entries: ys.iter().rev().map(|y| DVec2::new(39.0, *y)).collect(),
+            way: -DVec2::X,
+            left: 50,
+            next_entry: 0,
+            every: 96,
+            start: 0,
+            last: None,
+        },
+    ];
+    // The run, watching the central window every frame.
+    let mut best: (usize, Vec<(DVec2, bool)>) = (0, Vec::new());
+    let mut east: Vec<bool> = Vec::new();
+    let mut took: Vec<Option<u64>> = Vec::new();
+    let mut entered: Vec<u64> = Vec::new();
+    let mut least = f64::INFINITY;
+    for frame in 0..4_000u64 {
+        for s in &mut st {
+            if s.left == 0 || s.last.is_some_and(|l| frame < l + s.every) {
+                continue;
+            }
+            let e = s.entries[s.next_entry % s.entries.len()];
+            s.next_entry += 1;
+            if run
+                .agents
+                .iter()
+                .all(|a| a.1.is_nan() || a.1.distance(e) >= 2.5)
+            {
+                let id = run.add(e);
+                run.crowd
+                    .insert(&set, id, Order::Seek(DVec2::new(40.0 - e.x, e.y)))
+                    .unwrap();
+                east.push(s.way.x > 0.0);
+                took.push(None);
+                entered.push(frame);
+                s.left -= 1;
+                s.last = Some(frame);
+            }
+        }
+        let before = run.agents.clone();
+        run.step(&set, &still);
+        check_reservations(&run, &before);
+        let moving: Vec<DVec2> = run
+            .agents
+            .iter()
+            .zip(&before)
+            .filter(|(a, b)| a.1.is_finite() && a.1 != b.1)
+            .map(|(a, _)| a.1)
+            .collect();
+        for i in 0..moving.len() {
+            for j in i + 1..moving.len() {
+                least = least.min(moving[i].distance(moving[j]));
+            }
+        }
+        let window: Vec<(DVec2, bool)> = run
+            .agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.1.is_finite() && (10.0..=30.0).contains(&a.1.x))
+            .map(|(k, a)| (a.1, east[k]))
+            .collect();
+        let fewer = window
+            .iter()
+            .filter(|a| a.1)
+            .count()
+            .min(window.iter().filter(|a| !a.1).count());
+        if fewer > best.0 {
+            best = (fewer, window);
+        }
+        let done: Vec<AgentId> = run
+            .crowd
+            .states()
+            .filter(|(_, s)| s.phase() == Phase::Arrived)
+            .map(|(id, _)| id)
+            .collect();
+        for id in done {
+            run.crowd.remove(id);
+            run.agents[id.0 as usize].1 = DVec2::NAN;
+            took[id.0 as usize] = Some(frame + 1 - entered[id.0 as usize]);
+        }
+        if st.iter().all(|s| s.left == 0) && run.crowd.is_empty() {
+            break;
+        }
+    }
+    let (fewer, window) = best;
+    let phi = lane_order(&window).expect("neighbours in the window");
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let mut shuffled = 0.0;
+    let mut counted = 0;
+    for _ in 0..200 {
+        let mut labels: Vec<bool> = window.iter().map(|a| a.1).collect();
+        for k in (1..labels.len()).rev() {
+            labels.swap(k, rng.random_range(0..=k));
+        }
+        let relabelled: Vec<(DVec2, bool)> =
+            window.iter().zip(labels).map(|(a, l)| (a.0, l)).collect();
+        if let Some(v) = lane_order(&relabelled) {
+            shuffled += v;
+            counted += 1;
+        }
+    }
+    let baseline = shuffled / counted as f64;
+    let free = 38.0 / 1.2 * 24.0;
+    let mut ratios: Vec<f64> = took.iter().flatten().map(|t| *t as f64 / free).collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "C4: {} agents in the window at the most overlap ({fewer} of the fewer direction): Φ = {phi:.2}, shuffled {baseline:.2}; {}/{} entered arrived in 167 s (time over the free walk: median {:.2}, slowest {:.2}); least distance {least:.2} m",
+        window.len(),
+        ratios.len(),
+        took.len(),
+        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN),
+        ratios.last().copied().unwrap_or(f64::NAN),
+    );
+    assert!(least >= 0.5, "{least}");
 }
 
 /// C3: crossing segments' node marker sets (full discs of A_r round both ends) always share a
