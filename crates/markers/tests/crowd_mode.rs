@@ -59,21 +59,24 @@ struct Stream {
 
 /// Runs streams of agents through a square: each stream lets an agent in at its next entry
 /// point when no agent stands within 2.5 m of it (its root's markers are then free), up to
-/// its count, and every agent leaves at its goal `walk` metres on. Checks C1 every frame.
-/// Returns (least distance between two moving agents, each agent's frames from entry to
-/// arrival or `None`, deadlocks resolved).
-fn streams(
+/// its count, and every agent leaves at its goal `walk` metres on. Checks C1 every frame and
+/// shows `observe` every frame the agents and each one's stream (by index). Returns (least
+/// distance between two moving agents, each agent's frames from entry to arrival or `None`,
+/// deadlocks resolved).
+fn streams_observed(
     run: &mut Run,
     set: &MarkerSet,
     mut streams: Vec<Stream>,
     walk: f64,
     limit: u64,
+    observe: &mut dyn FnMut(&Run, &[usize]),
 ) -> (f64, Vec<Option<u64>>, usize) {
+    let mut from: Vec<usize> = Vec::new();
     let mut least = f64::INFINITY;
     let mut entered: Vec<u64> = Vec::new();
     let mut took: Vec<Option<u64>> = Vec::new();
     for frame in 0..limit {
-        for st in &mut streams {
+        for (k, st) in streams.iter_mut().enumerate() {
             if st.left == 0 || frame < st.start || st.last.is_some_and(|l| frame < l + st.every) {
                 continue;
             }
@@ -89,6 +92,7 @@ fn streams(
                     .unwrap();
                 entered.push(frame);
                 took.push(None);
+                from.push(k);
                 st.left -= 1;
                 st.next_entry += 1;
                 st.last = Some(frame);
@@ -109,6 +113,7 @@ fn streams(
                 least = least.min(moving[i].distance(moving[j]));
             }
         }
+        observe(run, &from);
         // Arrived agents leave.
         let done: Vec<AgentId> = run
             .crowd
@@ -131,6 +136,17 @@ fn streams(
         .filter(|e| matches!(e, MarkerEvent::Deadlock { .. }))
         .count();
     (least, took, deadlocks)
+}
+
+/// [`streams_observed`] with nobody watching.
+fn streams(
+    run: &mut Run,
+    set: &MarkerSet,
+    streams: Vec<Stream>,
+    walk: f64,
+    limit: u64,
+) -> (f64, Vec<Option<u64>>, usize) {
+    streams_observed(run, set, streams, walk, limit, &mut |_, _| {})
 }
 
 fn stream(entry: DVec2, way: DVec2, count: usize, every: u64) -> Stream {
@@ -275,100 +291,32 @@ fn c4_counter_flow_forms_lanes() {
     let set = common::open_box(DVec2::new(40.0, 10.0), vec![], 24);
     let mut run = Run::new(MarkerCrowd::new(crowd_settings(false, 24)).unwrap());
     let ys = [2.0, 4.0, 6.0, 8.0];
-    let mut st = vec![
+    let st = vec![
         Stream {
             entries: ys.iter().map(|y| DVec2::new(1.0, *y)).collect(),
-            way: DVec2::X,
-            left: 50,
-            next_entry: 0,
-            every: 96,
-            start: 0,
-            last: None,
+            ..stream(DVec2::ZERO, DVec2::X, 50, 96)
         },
         Stream {
             entries: ys.iter().rev().map(|y| DVec2::new(39.0, *y)).collect(),
-            way: -DVec2::X,
-            left: 50,
-            next_entry: 0,
-            every: 96,
-            start: 0,
-            last: None,
+            ..stream(DVec2::ZERO, -DVec2::X, 50, 96)
         },
     ];
-    // The run, watching the central window every frame.
+    // The run, watching the central window every frame (stream 0 walks east).
     let mut best: (usize, Vec<(DVec2, bool)>) = (0, Vec::new());
-    let mut east: Vec<bool> = Vec::new();
-    let mut took: Vec<Option<u64>> = Vec::new();
-    let mut entered: Vec<u64> = Vec::new();
-    let mut least = f64::INFINITY;
-    for frame in 0..4_000u64 {
-        for s in &mut st {
-            if s.left == 0 || s.last.is_some_and(|l| frame < l + s.every) {
-                continue;
-            }
-            let e = s.entries[s.next_entry % s.entries.len()];
-            s.next_entry += 1;
-            if run
-                .agents
-                .iter()
-                .all(|a| a.1.is_nan() || a.1.distance(e) >= 2.5)
-            {
-                let id = run.add(e);
-                run.crowd
-                    .insert(&set, id, Order::Seek(DVec2::new(40.0 - e.x, e.y)))
-                    .unwrap();
-                east.push(s.way.x > 0.0);
-                took.push(None);
-                entered.push(frame);
-                s.left -= 1;
-                s.last = Some(frame);
-            }
-        }
-        let before = run.agents.clone();
-        run.step(&set, &still);
-        check_reservations(&run, &before);
-        let moving: Vec<DVec2> = run
-            .agents
-            .iter()
-            .zip(&before)
-            .filter(|(a, b)| a.1.is_finite() && a.1 != b.1)
-            .map(|(a, _)| a.1)
-            .collect();
-        for i in 0..moving.len() {
-            for j in i + 1..moving.len() {
-                least = least.min(moving[i].distance(moving[j]));
-            }
-        }
+    let (least, took, _) = streams_observed(&mut run, &set, st, 38.0, 4_000, &mut |run, from| {
         let window: Vec<(DVec2, bool)> = run
             .agents
             .iter()
             .enumerate()
             .filter(|(_, a)| a.1.is_finite() && (10.0..=30.0).contains(&a.1.x))
-            .map(|(k, a)| (a.1, east[k]))
+            .map(|(k, a)| (a.1, from[k] == 0))
             .collect();
-        let fewer = window
-            .iter()
-            .filter(|a| a.1)
-            .count()
-            .min(window.iter().filter(|a| !a.1).count());
+        let east = window.iter().filter(|a| a.1).count();
+        let fewer = east.min(window.len() - east);
         if fewer > best.0 {
             best = (fewer, window);
         }
-        let done: Vec<AgentId> = run
-            .crowd
-            .states()
-            .filter(|(_, s)| s.phase() == Phase::Arrived)
-            .map(|(id, _)| id)
-            .collect();
-        for id in done {
-            run.crowd.remove(id);
-            run.agents[id.0 as usize].1 = DVec2::NAN;
-            took[id.0 as usize] = Some(frame + 1 - entered[id.0 as usize]);
-        }
-        if st.iter().all(|s| s.left == 0) && run.crowd.is_empty() {
-            break;
-        }
-    }
+    });
     let (fewer, window) = best;
     let phi = lane_order(&window).expect("neighbours in the window");
     let mut rng = ChaCha8Rng::seed_from_u64(24);
