@@ -116,7 +116,10 @@ pub use group::{
 #[cfg(feature = "sketch")]
 pub use marker::{BrushRejected, MarkerBrush};
 #[cfg(feature = "markers")]
-pub use marker::{CrowdfieldMarkerPlugin, MarkerGround, MarkerWorld, MarkersRejected};
+pub use marker::{
+    CrowdfieldMarkerPlugin, MarkerFile, MarkerFileError, MarkerFileLoader, MarkerGround,
+    MarkerGroundFile, MarkerWorld, MarkersRejected,
+};
 #[cfg(feature = "markers")]
 pub use marker_agents::{
     MarkerAgents, MarkerOrderRejected, MarkerSteering, MarkerSteeringSettings,
@@ -169,8 +172,8 @@ pub mod prelude {
     pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathSettings, PathWorld};
     #[cfg(feature = "markers")]
     pub use crate::{
-        MarkerAgents, MarkerGround, MarkerOrderRejected, MarkerSteering, MarkerSteeringSettings,
-        MarkerWorld, MarkersRejected,
+        MarkerAgents, MarkerFile, MarkerGround, MarkerGroundFile, MarkerOrderRejected,
+        MarkerSteering, MarkerSteeringSettings, MarkerWorld, MarkersRejected,
     };
     pub use bevy::math::DVec2;
     pub use crowdfield_field::Shape;

@@ -31,6 +31,24 @@
 //! applied in the order they were written. Each spray draws from a seed made of the ground's
 //! seed and the edit's place in the log, so runs repeat.
 //!
+//! ## Marker files
+//!
+//! A set is saved as its edit log ([`MarkerFile`]: the ground's generation, sprays, erases and
+//! paints with their seeds) and loaded as an asset (`*.markers.ron`, with Bevy's
+//! `AssetPlugin`): insert [`MarkerGroundFile`] with its handle and, once loaded, the set is
+//! the file's edits replayed over the scene (the same markers with the same ids, digest 002
+//! test M4); a [`MarkerGround`] is not used while a file is. Brush strokes made later join the
+//! log as usual; a file that changes on disk (hot reloading) replaces the set again.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_crowdfield::prelude::*;
+//!
+//! fn setup(mut commands: Commands, server: Res<AssetServer>) {
+//!     commands.insert_resource(MarkerGroundFile(server.load("plaza.markers.ron")));
+//! }
+//! ```
+//!
 //! ## Bad input
 //!
 //! A ground the marker set refuses (a density of zero or of millions per m², a world too large
@@ -67,6 +85,77 @@ impl Default for MarkerGround {
         }
     }
 }
+
+/// A marker set saved as its edit log (see the module doc): replayed over a scene, it gives
+/// the same markers with the same ids as the set it was saved from, over the same scene.
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MarkerFile {
+    /// The edits, in order.
+    pub edits: Vec<crowdfield_markers::Edit>,
+}
+
+impl MarkerFile {
+    /// The file of `set` (its edit log).
+    pub fn of(set: &MarkerSet) -> Self {
+        Self {
+            edits: set.edits().to_vec(),
+        }
+    }
+
+    /// The file as RON text.
+    pub fn to_ron(&self) -> String {
+        ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
+            .expect("edits always serialize")
+    }
+
+    /// A file from RON text; the error says where the text is wrong.
+    pub fn from_ron(text: &str) -> Result<Self, MarkerFileError> {
+        ron::from_str(text).map_err(|e| MarkerFileError::Parse(e.to_string()))
+    }
+}
+
+/// Why a marker file did not load.
+#[derive(Debug, thiserror::Error)]
+pub enum MarkerFileError {
+    /// The file could not be read.
+    #[error("cannot read the marker file: {0}")]
+    Io(#[from] std::io::Error),
+    /// The text is not a marker file.
+    #[error("not a marker file: {0}")]
+    Parse(String),
+}
+
+/// Loads `.markers.ron` files as [`MarkerFile`] assets.
+#[derive(Debug, Default, TypePath)]
+pub struct MarkerFileLoader;
+
+impl bevy::asset::AssetLoader for MarkerFileLoader {
+    type Asset = MarkerFile;
+    type Settings = ();
+    type Error = MarkerFileError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn bevy::asset::io::Reader,
+        _settings: &(),
+        _load_context: &mut bevy::asset::LoadContext<'_>,
+    ) -> Result<MarkerFile, MarkerFileError> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| MarkerFileError::Parse(format!("not UTF-8: {e}")))?;
+        MarkerFile::from_ron(&text)
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["markers.ron"]
+    }
+}
+
+/// The marker ground from a file: insert it to have [`MarkerWorld`] replay the file's edits
+/// over the scene once it has loaded (see the module doc).
+#[derive(Resource, Debug, Clone, PartialEq)]
+pub struct MarkerGroundFile(pub Handle<MarkerFile>);
 
 /// An edit of [`MarkerWorld`]'s markers with a brush, applied at the next planner step in
 /// the order written.
@@ -110,6 +199,8 @@ pub struct MarkerWorld {
     /// The scene the set was built over: bounds and static shapes.
     scene: Option<(Vec2, Vec2, Vec<Shape>)>,
     ground: Option<MarkerGround>,
+    /// The file the set was replayed from, and the file's version of the edits.
+    file: Option<(AssetId<MarkerFile>, Vec<crowdfield_markers::Edit>)>,
     version: u64,
 }
 
@@ -176,7 +267,63 @@ impl Plugin for CrowdfieldMarkerPlugin {
         // Every frame: brush messages last two frames, and a planner step may not come in
         // that time.
         app.add_systems(Update, sync_markers);
+        if app.is_plugin_added::<bevy::asset::AssetPlugin>() {
+            app.init_asset::<MarkerFile>()
+                .init_asset_loader::<MarkerFileLoader>()
+                .add_systems(Update, load_marker_files.before(sync_markers));
+        }
     }
+}
+
+/// Replays a [`MarkerGroundFile`] over the scene once it has loaded, and again when it
+/// changes.
+fn load_marker_files(
+    world: Res<CrowdWorld>,
+    file: Option<Res<MarkerGroundFile>>,
+    files: Res<Assets<MarkerFile>>,
+    mut markers: ResMut<MarkerWorld>,
+    mut rejected: MessageWriter<MarkersRejected>,
+) {
+    let (Some(crowd), Some(file)) = (world.crowd(), file) else {
+        return;
+    };
+    let Some(loaded) = files.get(&file.0) else {
+        return;
+    };
+    let id = file.0.id();
+    if markers
+        .file
+        .as_ref()
+        .is_some_and(|(had, edits)| *had == id && *edits == loaded.edits)
+    {
+        return;
+    }
+    let scene = scene_of(crowd);
+    match MarkerWorld::build(&scene, &loaded.edits) {
+        Ok(set) => {
+            markers.set = Some(set);
+            markers.scene = Some(scene);
+            markers.version += 1;
+        }
+        Err(error) => {
+            rejected.write(MarkersRejected { error });
+        }
+    }
+    // Tried once per version of the file, loaded or refused.
+    markers.file = Some((id, loaded.edits.clone()));
+}
+
+/// The scene a marker set is built over: the crowd's bounds and its static shapes (less the
+/// four walls just outside the bounds, which hold no marker anyway).
+fn scene_of(crowd: &crowdfield_steer::Crowd) -> (Vec2, Vec2, Vec<Shape>) {
+    let settings = crowd.settings();
+    let statics = crowd.statics();
+    let statics = &statics[..statics.len().saturating_sub(4)];
+    (
+        settings.min.as_vec2(),
+        settings.max.as_vec2(),
+        statics.to_vec(),
+    )
 }
 
 /// Builds, rebuilds and edits the marker set (see the module doc).
@@ -198,29 +345,25 @@ fn sync_markers(
     #[cfg(not(feature = "sketch"))]
     let strokes: Vec<()> = Vec::new();
     let markers = &mut *markers;
-    let ground = ground.map(|g| *g);
+    // A set from a file has its ground in its edits.
+    let from_file = markers.file.is_some();
+    let ground = if from_file { None } else { ground.map(|g| *g) };
     if markers.set.is_none() && ground.is_none() && strokes.is_empty() {
         return;
     }
-    let settings = crowd.settings();
-    let statics = crowd.statics();
-    // The four walls just outside the bounds hold no marker anyway.
-    let statics = &statics[..statics.len().saturating_sub(4)];
-    let (min, max) = (settings.min.as_vec2(), settings.max.as_vec2());
-    let same_scene = markers
-        .scene
-        .as_ref()
-        .is_some_and(|(a, b, s)| *a == min && *b == max && s.as_slice() == statics);
-    if markers.set.is_none() || !same_scene || !same_ground(markers.ground, ground) {
-        let scene = (min, max, statics.to_vec());
-        // Keep the brushes' edits; the ground's own generation follows `ground`.
+    let scene = scene_of(crowd);
+    let same_scene = markers.scene.as_ref() == Some(&scene);
+    if markers.set.is_none() || !same_scene || (!from_file && !same_ground(markers.ground, ground))
+    {
+        // Keep the brushes' edits (a file's, all of them); the ground's own generation
+        // follows `ground`.
         let mut edits: Vec<crowdfield_markers::Edit> = markers
             .set
             .as_ref()
             .map(|s| s.edits().to_vec())
             .unwrap_or_default()
             .into_iter()
-            .filter(|e| !matches!(e, crowdfield_markers::Edit::Generate { .. }))
+            .filter(|e| from_file || !matches!(e, crowdfield_markers::Edit::Generate { .. }))
             .collect();
         if let Some(g) = ground {
             edits.insert(

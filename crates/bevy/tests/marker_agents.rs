@@ -326,3 +326,85 @@ fn scenario_files_give_marker_orders() {
     );
     assert_eq!(settings.masks.len(), 1);
 }
+
+/// A marker set saved as a file and loaded as an asset in another app is the same set (ids,
+/// positions, tags), a spray included; a file that is not one fails to load and leaves the
+/// ground as it was.
+#[test]
+fn marker_files_load_as_assets_and_give_the_same_set() {
+    // The set to save: the seed's ground at 40 per m² and a tagged spray.
+    let mut first = marker_app();
+    app_spray(&mut first);
+    run_until(&mut first, 5, |_| false);
+    let saved = first.world().resource::<MarkerWorld>().markers().unwrap();
+    assert!(saved.markers().any(|(_, m)| m.tag == Some(4)));
+    let dir = std::env::temp_dir().join(format!("crowdfield-markers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("ground.markers.ron"),
+        MarkerFile::of(saved).to_ron(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("bad.markers.ron"), "(edits: [Nonsense])").unwrap();
+    assert!(MarkerFile::from_ron("(edits: [Nonsense])").is_err());
+
+    let load = |name: &str| {
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins,
+            bevy::asset::AssetPlugin {
+                file_path: dir.to_string_lossy().into_owned(),
+                ..default()
+            },
+            CrowdfieldPlugins,
+        ))
+        .insert_resource(CrowdfieldSettings {
+            world_min: Vec2::ZERO,
+            world_max: Vec2::new(30.0, 20.0),
+            ..default()
+        });
+        let handle = app
+            .world()
+            .resource::<AssetServer>()
+            .load::<MarkerFile>(name.to_owned());
+        app.insert_resource(MarkerGroundFile(handle));
+        for _ in 0..2000 {
+            app.update();
+            if app.world().resource::<MarkerWorld>().markers().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        app
+    };
+    let loaded = load("ground.markers.ron");
+    let set = loaded
+        .world()
+        .resource::<MarkerWorld>()
+        .markers()
+        .expect("loaded");
+    assert_eq!(set.len(), saved.len());
+    assert!(
+        set.markers()
+            .zip(saved.markers())
+            .all(|((a, m), (b, n))| a == b && m == n)
+    );
+    let bad = load("bad.markers.ron");
+    assert!(bad.world().resource::<MarkerWorld>().markers().is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A tagged spray through the ground's scenario route (the plugin applies it once the set is
+/// built).
+fn app_spray(app: &mut App) {
+    let scenario = Scenario::from_ron(
+        r#"(bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+            markers: Some((density: 40.0, seed: 5, sprays: [
+                (shape: Disc(centre: (10.0, 10.0), radius: 2.0), density: 80.0, tag: 4),
+            ])))"#,
+    )
+    .unwrap();
+    let mut queue = bevy::ecs::world::CommandQueue::default();
+    scenario.spawn(&mut Commands::new(&mut queue, app.world()), None);
+    queue.apply(app.world_mut());
+}

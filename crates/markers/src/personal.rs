@@ -82,7 +82,7 @@ pub fn enforce_distance(positions: &[DVec2], t_min: f64) -> Vec<DVec2> {
 /// has two owners. Returns each agent's markers, by id. Agents at positions that are not
 /// finite get none.
 ///
-/// The marker back end makes the same split each step with [`walk_band`], band by band in
+/// The marker back end makes the same split each step, index band by index band in
 /// parallel, summing each agent's motion as it goes.
 pub fn split(set: &MarkerSet, agents: &[DVec2], radius: f64) -> Vec<Vec<MarkerId>> {
     struct Lists(Vec<Vec<MarkerId>>, Vec<usize>);
