@@ -1103,6 +1103,13 @@ impl MarkerCrowd {
                 }
             }
             Mode::Groups => {
+                // Eq. 8 as printed (or nothing with `Off`), from where the agents stand.
+                let pushes = if settings.enforcement == Enforcement::Literal {
+                    let positions: Vec<DVec2> = agents.iter().map(|a| a.position).collect();
+                    crate::personal::enforce_distance(&positions, settings.min_distance)
+                } else {
+                    vec![DVec2::ZERO; agents.len()]
+                };
                 for (&id, s) in &self.states {
                     let Some(&i) = index.get(&id) else {
                         continue;
@@ -1110,8 +1117,7 @@ impl MarkerCrowd {
                     if !agents[i].position.is_finite() {
                         continue;
                     }
-                    let push = enforce_literal(&grid, agents, i, &settings);
-                    out.push((id, s.plan + push));
+                    out.push((id, s.plan + pushes[i]));
                 }
             }
             Mode::Crowd => self.reserve(set, agents, &index, &mut out),
@@ -1962,34 +1968,6 @@ fn shared_step(
         md += w * (m.position - p);
     });
     (scaled_step(md, total, settings), saw_shape)
-}
-
-/// Eq. 8 as printed for agent `i`: half its separation from each agent closer than t_min,
-/// averaged over them (none with [`Enforcement::Off`]).
-fn enforce_literal(
-    grid: &AgentGrid,
-    agents: &[Sensed],
-    i: usize,
-    settings: &MarkerCrowdSettings,
-) -> DVec2 {
-    if settings.enforcement == Enforcement::Off {
-        return DVec2::ZERO;
-    }
-    let t = settings.min_distance;
-    let p = agents[i].position;
-    let mut sum = DVec2::ZERO;
-    let mut count = 0usize;
-    grid.for_each_point_near(p, t, |j, q, _| {
-        if j != i && (p - q).length() < t {
-            count += 1;
-            sum += (p - q) * 0.5;
-        }
-    });
-    if count == 0 {
-        DVec2::ZERO
-    } else {
-        sum / count as f64
-    }
 }
 
 /// The projection (G8): every pair closer than t_min is pushed apart along its separation,

@@ -56,22 +56,42 @@ pub fn direct_direction(p: DVec2, markers: &[(DVec2, f64)]) -> Option<DVec2> {
 }
 
 /// Eq. 8 as printed: each agent closer than `t_min` to others moves by half its separation from
-/// each, averaged over them (coincident agents get no push).
+/// each, averaged over them (coincident agents get no push; agents at positions that are not
+/// finite neither push nor are pushed). Neighbours are found on a grid and taken in index
+/// order.
 pub fn enforce_distance(positions: &[DVec2], t_min: f64) -> Vec<DVec2> {
+    if !(t_min.is_finite() && t_min > 0.0) {
+        return vec![DVec2::ZERO; positions.len()];
+    }
+    let points: Vec<Option<(DVec2, f64)>> = positions
+        .iter()
+        .map(|p| p.is_finite().then_some((*p, 0.0)))
+        .collect();
+    let grid = AgentGrid::build(&points, t_min);
+    let mut near: Vec<usize> = Vec::new();
     positions
         .iter()
         .enumerate()
         .map(|(i, &p)| {
-            let close: Vec<DVec2> = positions
-                .iter()
-                .enumerate()
-                .filter(|&(j, q)| j != i && p.distance(*q) < t_min)
-                .map(|(_, q)| (p - *q) * 0.5)
-                .collect();
-            if close.is_empty() {
+            if !p.is_finite() {
+                return DVec2::ZERO;
+            }
+            near.clear();
+            grid.for_each_near(p, t_min, |j| near.push(j));
+            near.sort_unstable();
+            let mut sum = DVec2::ZERO;
+            let mut count = 0usize;
+            for &j in &near {
+                let q = positions[j];
+                if j != i && p.distance(q) < t_min {
+                    sum += (p - q) * 0.5;
+                    count += 1;
+                }
+            }
+            if count == 0 {
                 DVec2::ZERO
             } else {
-                close.iter().sum::<DVec2>() / close.len() as f64
+                sum / count as f64
             }
         })
         .collect()
