@@ -444,6 +444,8 @@ pub struct MarkerCrowd {
     holders: IdMap<MarkerId, AgentId>,
     events: Vec<MarkerEvent>,
     edits_seen: usize,
+    /// The [`MarkerSet::build_id`] of the set of the last step.
+    set_seen: Option<u64>,
     steps: u64,
     max_iterations: u32,
 }
@@ -475,6 +477,7 @@ impl MarkerCrowd {
             holders: IdMap::default(),
             events: Vec::new(),
             edits_seen: 0,
+            set_seen: None,
             steps: 0,
             max_iterations: 0,
         })
@@ -1366,16 +1369,23 @@ impl MarkerCrowd {
     }
 
     /// Brings the trees up to the marker set's edits since the last step (G18). A set that is
-    /// not the one seen before (fewer edits) restarts every tree.
+    /// not the one seen before (another [`MarkerSet::build_id`], or fewer edits) restarts
+    /// every tree and forgets which markers lie on the masks.
     fn catch_up(&mut self, set: &MarkerSet) {
         let edits = set.edits();
-        if edits.len() < self.edits_seen {
+        let other = self.set_seen.is_some_and(|b| b != set.build_id());
+        if other || edits.len() < self.edits_seen {
             for s in self.states.values_mut() {
                 s.tree = None;
+                s.next = None;
                 s.held.clear();
+                s.holds_next = false;
             }
             self.holders.clear();
             self.claims.clear();
+            for marks in &mut self.mask_marks {
+                *marks = MaskMarks::default();
+            }
         } else {
             for edit in &edits[self.edits_seen..] {
                 let erased = match edit {
@@ -1406,6 +1416,7 @@ impl MarkerCrowd {
             }
         }
         self.edits_seen = edits.len();
+        self.set_seen = Some(set.build_id());
     }
 
     /// Runs a step over `crowd`: every agent's position and current goal centre are read
@@ -2082,6 +2093,63 @@ mod tests {
         set.generate(Generation::default(), 60.0, 5).unwrap();
         set.spray(DVec2::splat(6.0), 2.0, 60.0, 9, Some(7)).unwrap();
         set
+    }
+
+    /// A set made anew (a replay over other obstacles: other markers under the same ids)
+    /// restarts the trees and the masks' marker lists.
+    #[test]
+    fn another_set_restarts_trees_and_mask_lists() {
+        let first = ground(14.0);
+        let second = MarkerSet::replay(
+            *first.settings(),
+            vec![crowdfield_field::Shape::Aabb {
+                min: DVec2::new(3.0, 3.0),
+                max: DVec2::new(5.0, 11.0),
+            }],
+            first.edits(),
+        )
+        .unwrap();
+        assert_ne!(first.build_id(), second.build_id());
+        assert_eq!(first.build_id(), first.clone().build_id());
+        let mut crowd = MarkerCrowd::new(MarkerCrowdSettings::default()).unwrap();
+        let mask = Mask::Lines {
+            segments: vec![(DVec2::new(1.0, 1.0), DVec2::new(13.0, 13.0))],
+            width: 0.4,
+        };
+        let m = crowd.add_mask(mask.clone()).unwrap();
+        crowd.insert(&first, AgentId(0), Order::Align(m)).unwrap();
+        crowd
+            .insert(&first, AgentId(1), Order::Seek(DVec2::new(12.0, 7.0)))
+            .unwrap();
+        let agents = [
+            Sensed {
+                id: AgentId(0),
+                position: DVec2::new(7.0, 7.2),
+                goal: None,
+            },
+            Sensed {
+                id: AgentId(1),
+                position: DVec2::new(1.5, 7.0),
+                goal: None,
+            },
+        ];
+        for _ in 0..10 {
+            crowd.step(&first, &agents);
+        }
+        let grown = crowd
+            .state(AgentId(1))
+            .unwrap()
+            .tree()
+            .unwrap()
+            .iterations();
+        assert!(grown >= 3, "{grown}");
+        crowd.step(&second, &agents);
+        let tree = crowd.state(AgentId(1)).unwrap().tree().unwrap();
+        assert!(tree.iterations() < grown, "the tree did not start again");
+        let marks = &crowd.mask_marks[m];
+        for (id, marker) in second.markers() {
+            assert_eq!(marks.contains(id.0), mask.contains(marker.position));
+        }
     }
 
     proptest! {

@@ -149,7 +149,11 @@ pub struct MarkerSet {
     /// looks up only the markers it keeps).
     cells: Vec<Vec<(u32, DVec2)>>,
     edits: Vec<Edit>,
+    build: u64,
 }
+
+/// The next set's [`MarkerSet::build_id`].
+static NEXT_BUILD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The index's cells are capped at this many (a 4,096 × 4,096 grid).
 const MAX_INDEX_CELLS: f64 = 16_777_216.0;
@@ -194,7 +198,16 @@ impl MarkerSet {
             rows,
             cells: vec![Vec::new(); cols * rows],
             edits: Vec::new(),
+            build: NEXT_BUILD.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    /// Which set this is: different for every set made with [`new`](Self::new) or
+    /// [`replay`](Self::replay) (a replay over other obstacles gives other markers under the
+    /// same ids), the same for a set and its clones and across its edits. Users of marker ids
+    /// (trees, caches) start again when it changes.
+    pub fn build_id(&self) -> u64 {
+        self.build
     }
 
     /// A set rebuilt from its settings, obstacles and logged edits: the same markers with the
