@@ -40,6 +40,9 @@ pub enum MarkerError {
         /// Where.
         y: f64,
     },
+    /// The terrain graph joins no node near the start to one near the goal.
+    #[error("no route on the terrain graph")]
+    NoRoute,
     /// An order that cannot be followed (a target that is the agent itself, an unknown mask).
     #[error("bad order: {0}")]
     BadOrder(&'static str),

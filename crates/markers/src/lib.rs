@@ -45,9 +45,11 @@
 //! - [`personal`]: personal space (markers split among agents), the seed's weighting f and
 //!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
+//! - [`graph`]: heights and the terrain graph A* routes over (digest 003 §2.10).
 
 pub mod crowd;
 pub mod error;
+pub mod graph;
 pub mod markers;
 pub mod personal;
 pub mod terrain;
@@ -58,6 +60,7 @@ pub use crowd::{
     PersonalSpace, Phase, Sensed, SurroundRule,
 };
 pub use error::MarkerError;
+pub use graph::{Connectivity, GraphNode, GraphSettings, HeightMap, TerrainGraph};
 pub use markers::{
     Edit, Generation, MAX_DENSITY, MAX_MARKERS, Marker, MarkerId, MarkerSet, MarkerSettings,
 };
