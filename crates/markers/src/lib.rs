@@ -46,7 +46,9 @@
 //!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
 //! - [`graph`]: heights and the terrain graph A* routes over (digest 003 §2.10).
+//! - [`biocrowds`]: BioCrowds motion over typed markers (digest 003 Eqs. 4.2–4.4).
 
+pub mod biocrowds;
 pub mod crowd;
 pub mod error;
 pub mod graph;
@@ -55,6 +57,7 @@ pub mod personal;
 pub mod terrain;
 pub mod tree;
 
+pub use biocrowds::FtTable;
 pub use crowd::{
     Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
     PersonalSpace, Phase, Sensed, SurroundRule,

@@ -1,0 +1,189 @@
+//! BioCrowds motion over typed markers (digest 003 §2.5–2.8, Eqs. 4.2–4.4, §8): the weights of
+//! an agent's markers, the motion vector they give and the step it takes, in 3D.
+//!
+//! - Eq. 4.2: w_k = f(g − p, m_k − p) / Σ_l f(g − p, m_l − p) · ft_k, f the seed's weighting
+//!   (Eq. 7 of seed 002, here in 3D). `ft` multiplies **after** normalising, as printed: the
+//!   weights no longer sum to 1 on avoided ground, and the agent slows there (§2.8).
+//! - Eq. 4.3: `ft` by the marker's ground ([`FtTable`]): 1 walkable, 0 forbidden, in between
+//!   for ground to be avoided (ours by default: 1 − intensity, the link digest 003 §2.10
+//!   suggests); per agent or per class of agent, [`FtTable::inverted`] for animals whose
+//!   habitat is what people avoid.
+//! - Eq. 4.4: d = Σ w_k (m_k − p); the step is min(‖d‖, s_max) along d (§8), none when d is 0.
+
+use glam::DVec3;
+
+use crate::{MarkerError, Terrain};
+
+/// Eq. 7's f in 3D: (1 + cos θ) / (1 + ‖y‖), θ the angle between x (towards the goal) and y
+/// (towards the marker); 0 when either is zero or not finite.
+pub fn weight(x: DVec3, y: DVec3) -> f64 {
+    let (lx, ly) = (x.length(), y.length());
+    if !(lx > 0.0 && ly > 0.0 && (lx * ly).is_finite()) {
+        return 0.0;
+    }
+    (1.0 + x.dot(y) / (lx * ly)) / (1.0 + ly)
+}
+
+/// The terrain factor of each kind of ground (Eq. 4.3), for one agent or a class of agents.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FtTable {
+    /// On walkable ground (the seed's 1).
+    pub walkable: f64,
+    /// On ground to be avoided: a fixed factor, or `None` for 1 − the ground's intensity.
+    pub avoid: Option<f64>,
+    /// On forbidden ground (the seed's 0).
+    pub forbidden: f64,
+}
+
+impl Default for FtTable {
+    fn default() -> Self {
+        Self {
+            walkable: 1.0,
+            avoid: None,
+            forbidden: 0.0,
+        }
+    }
+}
+
+impl FtTable {
+    /// The seed's inverted table (fish in a lake): at home on what people may not walk, never
+    /// on walkable ground; ground to be avoided (banks) at 1 − intensity still.
+    pub fn inverted() -> Self {
+        Self {
+            walkable: 0.0,
+            avoid: None,
+            forbidden: 1.0,
+        }
+    }
+
+    /// Refuses factors outside [0, 1] (or not finite).
+    pub fn validate(&self) -> Result<(), MarkerError> {
+        let ok = |v: f64| (0.0..=1.0).contains(&v);
+        if ok(self.walkable) && ok(self.forbidden) && self.avoid.is_none_or(ok) {
+            Ok(())
+        } else {
+            Err(MarkerError::BadSetting(
+                "a terrain factor ft must lie in [0, 1]",
+            ))
+        }
+    }
+
+    /// `ft` on `terrain`.
+    pub fn ft(&self, terrain: Terrain) -> f64 {
+        match terrain {
+            Terrain::Walkable => self.walkable,
+            Terrain::Avoid { intensity } => self.avoid.unwrap_or(1.0 - intensity),
+            Terrain::Forbidden => self.forbidden,
+        }
+    }
+}
+
+/// Eq. 4.2: each marker's weight for an agent at `p` heading for `goal`, the markers given
+/// with their `ft`. All zero when every f is (the goal reached, no marker ahead or beside).
+pub fn weights(p: DVec3, goal: DVec3, markers: &[(DVec3, f64)]) -> Vec<f64> {
+    let x = goal - p;
+    let f: Vec<f64> = markers.iter().map(|(m, _)| weight(x, *m - p)).collect();
+    let sum: f64 = f.iter().sum();
+    if !(sum > 0.0 && sum.is_finite()) {
+        return vec![0.0; markers.len()];
+    }
+    f.iter()
+        .zip(markers)
+        .map(|(f, (_, ft))| f / sum * ft)
+        .collect()
+}
+
+/// Eq. 4.4: d = Σ w_k (m_k − p) with Eq. 4.2's weights.
+pub fn motion(p: DVec3, goal: DVec3, markers: &[(DVec3, f64)]) -> DVec3 {
+    weights(p, goal, markers)
+        .iter()
+        .zip(markers)
+        .map(|(w, (m, _))| *w * (*m - p))
+        .sum()
+}
+
+/// The step d gives: min(‖d‖, `max_step`) along d; zero when d is zero or not finite.
+pub fn step(d: DVec3, max_step: f64) -> DVec3 {
+    let length = d.length();
+    if !(length > 0.0 && length.is_finite()) {
+        return DVec3::ZERO;
+    }
+    d * (length.min(max_step.max(0.0)) / length)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Digest 003 test 2: the weights are f_k / Σf · ft_k; they sum to 1 on walkable ground; a
+    /// forbidden marker weighs 0; on ground avoided with ft = 0.3 everywhere ‖d‖ is 0.3× the
+    /// walkable one.
+    #[test]
+    fn eq_4_2_weighs_after_normalising() {
+        let p = DVec3::new(0.0, 0.0, 0.0);
+        let goal = DVec3::new(10.0, 0.0, 1.0);
+        let places = [
+            DVec3::new(0.5, 0.2, 0.0),
+            DVec3::new(0.8, -0.4, 0.1),
+            DVec3::new(-0.3, 0.6, 0.0),
+            DVec3::new(0.2, -0.9, -0.1),
+        ];
+        let table = FtTable::default();
+        let kinds = [
+            Terrain::Walkable,
+            Terrain::Avoid { intensity: 0.4 },
+            Terrain::Forbidden,
+            Terrain::Walkable,
+        ];
+        let mixed: Vec<(DVec3, f64)> = places
+            .iter()
+            .zip(kinds)
+            .map(|(m, t)| (*m, table.ft(t)))
+            .collect();
+        let f: Vec<f64> = places.iter().map(|m| weight(goal - p, *m - p)).collect();
+        let sum: f64 = f.iter().sum();
+        let w = weights(p, goal, &mixed);
+        for k in 0..4 {
+            assert!((w[k] - f[k] / sum * mixed[k].1).abs() < 1e-15);
+        }
+        assert_eq!(w[2], 0.0);
+        let walkable: Vec<(DVec3, f64)> = places.iter().map(|m| (*m, 1.0)).collect();
+        assert!((weights(p, goal, &walkable).iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let avoided: Vec<(DVec3, f64)> = places.iter().map(|m| (*m, 0.3)).collect();
+        let (slow, free) = (motion(p, goal, &avoided), motion(p, goal, &walkable));
+        assert!((slow.length() - 0.3 * free.length()).abs() < 1e-12);
+        assert!(slow.angle_between(free) < 1e-9);
+        // The step keeps to s_max and stands still on nothing.
+        assert!((step(free * 10.0, 0.05).length() - 0.05).abs() < 1e-12);
+        assert_eq!(step(DVec3::ZERO, 0.05), DVec3::ZERO);
+        assert_eq!(weights(p, p, &walkable), vec![0.0; 4]);
+    }
+
+    #[test]
+    fn ft_tables_refuse_factors_outside_the_unit_interval() {
+        assert!(FtTable::default().validate().is_ok());
+        assert!(FtTable::inverted().validate().is_ok());
+        for bad in [
+            FtTable {
+                walkable: 1.2,
+                ..Default::default()
+            },
+            FtTable {
+                avoid: Some(-0.1),
+                ..Default::default()
+            },
+            FtTable {
+                forbidden: f64::NAN,
+                ..Default::default()
+            },
+        ] {
+            assert!(bad.validate().is_err());
+        }
+        let fish = FtTable::inverted();
+        assert_eq!(fish.ft(Terrain::Forbidden), 1.0);
+        assert_eq!(fish.ft(Terrain::Walkable), 0.0);
+        assert!((FtTable::default().ft(Terrain::Avoid { intensity: 0.7 }) - 0.3).abs() < 1e-12);
+    }
+}
