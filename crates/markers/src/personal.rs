@@ -20,13 +20,10 @@ pub const PERSONAL_RADIUS: f64 = 1.2;
 pub const MIN_DISTANCE: f64 = 0.5;
 
 /// Eq. 7: f(x, y) = (1 + cos θ) / (1 + ‖y‖), θ the angle between x (towards the goal) and y
-/// (towards the marker); 0 when either is zero (or not finite).
+/// (towards the marker); 0 when either is zero (or not finite). The plane's case of
+/// [`biocrowds::weight`](crate::biocrowds::weight) (the same f, seed 003's Eq. 4.2).
 pub fn weight(x: DVec2, y: DVec2) -> f64 {
-    let (lx, ly) = (x.length(), y.length());
-    if !(lx > 0.0 && ly > 0.0 && (lx * ly).is_finite()) {
-        return 0.0;
-    }
-    (1.0 + x.dot(y) / (lx * ly)) / (1.0 + ly)
+    crate::biocrowds::weight(x.extend(0.0), y.extend(0.0))
 }
 
 /// Eqs. 5–6: the direction from `p` that its markers give towards `goal`, each offset
