@@ -9,10 +9,14 @@
 //!   suggests); per agent or per class of agent, [`FtTable::inverted`] for animals whose
 //!   habitat is what people avoid.
 //! - Eq. 4.4: d = Σ w_k (m_k − p); the step is min(‖d‖, s_max) along d (§8), none when d is 0.
+//! - [`bio_step`]: Eqs. 4.1–4.4 for a whole crowd on the plane: each marker within R goes to
+//!   its nearest agent (Eq. 4.1's personal spaces, the lower index on a tie), each agent's d is
+//!   summed from its own markers' ground.
 
-use glam::DVec3;
+use glam::{DVec2, DVec3};
 
-use crate::{MarkerError, Terrain};
+use crate::personal::{Candidate, Owners, Split};
+use crate::{MarkerError, MarkerId, MarkerSet, Terrain};
 
 /// Eq. 7's f in 3D: (1 + cos θ) / (1 + ‖y‖), θ the angle between x (towards the goal) and y
 /// (towards the marker); 0 when either is zero or not finite.
@@ -113,9 +117,194 @@ pub fn step(d: DVec3, max_step: f64) -> DVec3 {
     d * (length.min(max_step.max(0.0)) / length)
 }
 
+/// One agent as [`bio_step`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BioAgent {
+    /// Where it stands.
+    pub position: DVec2,
+    /// Its goal or current sub-goal (`None`: it stands, and still takes markers).
+    pub goal: Option<DVec2>,
+    /// Its terrain factors.
+    pub ft: FtTable,
+}
+
+/// The crowd step's parameters (digest 003 §8's suggestions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BioSettings {
+    /// The perception radius R, metres (1.2).
+    pub radius: f64,
+    /// s_max: the longest step, metres (1.3 m/s at 24 steps a second).
+    pub max_step: f64,
+}
+
+impl Default for BioSettings {
+    fn default() -> Self {
+        Self {
+            radius: 1.2,
+            max_step: 1.3 / 24.0,
+        }
+    }
+}
+
+/// Eqs. 4.1–4.4 for every agent: each agent's displacement this step (zero for agents with no
+/// goal, at positions that are not finite, or with no marker pulling). Refuses a radius or a
+/// step that is not positive and finite, and ft tables outside [0, 1].
+pub fn bio_step(
+    set: &MarkerSet,
+    agents: &[BioAgent],
+    settings: &BioSettings,
+) -> Result<Vec<DVec2>, MarkerError> {
+    if !(settings.radius.is_finite() && settings.radius > 0.0) {
+        return Err(MarkerError::BadSetting(
+            "the perception radius must be positive",
+        ));
+    }
+    if !(settings.max_step.is_finite() && settings.max_step >= 0.0) {
+        return Err(MarkerError::BadSetting(
+            "the longest step must be finite, not negative",
+        ));
+    }
+    for a in agents {
+        a.ft.validate()?;
+    }
+    struct Sums<'a> {
+        set: &'a MarkerSet,
+        agents: &'a [BioAgent],
+        cell: Vec<usize>,
+        /// Σ f·ft·(m − p) and Σ f per agent.
+        pull: Vec<(DVec2, f64)>,
+    }
+    impl Owners for Sums<'_> {
+        fn cell(&mut self, _: DVec2, _: DVec2, candidates: &[Candidate]) {
+            self.cell.clear();
+            self.cell.extend(candidates.iter().map(|c| c.index));
+        }
+        fn marker(&mut self, owner: usize, id: u32, m: DVec2, _: f64) {
+            let i = self.cell[owner];
+            let agent = &self.agents[i];
+            let Some(goal) = agent.goal else {
+                return;
+            };
+            let p = agent.position;
+            let f = crate::personal::weight(goal - p, m - p);
+            let ft = self
+                .set
+                .marker(MarkerId(id))
+                .map_or(0.0, |marker| agent.ft.ft(marker.terrain));
+            let (pull, sum) = &mut self.pull[i];
+            *pull += f * ft * (m - p);
+            *sum += f;
+        }
+    }
+    let points: Vec<Option<DVec2>> = agents
+        .iter()
+        .map(|a| a.position.is_finite().then_some(a.position))
+        .collect();
+    let split = Split::new(set, &points, settings.radius);
+    let mut sums = Sums {
+        set,
+        agents,
+        cell: Vec::new(),
+        pull: vec![(DVec2::ZERO, 0.0); agents.len()],
+    };
+    for band in 0..split.bands() {
+        split.walk_band(band, &|_| true, &mut sums);
+    }
+    Ok(sums
+        .pull
+        .iter()
+        .map(|&(pull, sum)| {
+            if !(sum > 0.0 && sum.is_finite()) {
+                return DVec2::ZERO;
+            }
+            step((pull / sum).extend(0.0), settings.max_step).truncate()
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Generation, MarkerSettings};
+    use crowdfield_field::Shape;
+
+    /// Eqs. 4.1–4.4 over a crowd equal the plain rule: each agent's markers are those within
+    /// R nearer it than any other agent (lower index on a tie), weighted by Eq. 4.2 with their
+    /// ground's ft.
+    #[test]
+    fn the_crowd_step_follows_the_plain_rule() {
+        let mut set = MarkerSet::new(
+            MarkerSettings {
+                min: DVec2::ZERO,
+                max: DVec2::new(12.0, 8.0),
+                ..Default::default()
+            },
+            vec![],
+        )
+        .unwrap();
+        set.generate(Generation::default(), 60.0, 3).unwrap();
+        set.paint(
+            Shape::Aabb {
+                min: DVec2::new(4.0, 0.0),
+                max: DVec2::new(7.0, 8.0),
+            },
+            Terrain::Avoid { intensity: 0.6 },
+        )
+        .unwrap();
+        let agents: Vec<BioAgent> = (0..30)
+            .map(|k| BioAgent {
+                position: DVec2::new(
+                    0.5 + (k % 10) as f64 * 1.1 + (k as f64 * 0.37).sin() * 0.3,
+                    1.0 + (k / 10) as f64 * 2.5,
+                ),
+                goal: (k % 7 != 0).then_some(DVec2::new(11.5, 4.0)),
+                ft: if k % 2 == 0 {
+                    FtTable::default()
+                } else {
+                    FtTable {
+                        avoid: Some(0.3),
+                        ..Default::default()
+                    }
+                },
+            })
+            .collect();
+        let settings = BioSettings::default();
+        let steps = bio_step(&set, &agents, &settings).unwrap();
+        let r2 = settings.radius * settings.radius;
+        for (i, a) in agents.iter().enumerate() {
+            let Some(goal) = a.goal else {
+                assert_eq!(steps[i], DVec2::ZERO);
+                continue;
+            };
+            let mine: Vec<(DVec3, f64)> = set
+                .markers()
+                .filter(|(_, m)| {
+                    let d = (m.position - a.position).length_squared();
+                    d <= r2
+                        && agents.iter().enumerate().all(|(j, b)| {
+                            let e = (m.position - b.position).length_squared();
+                            j == i || e > d || (e == d && j > i)
+                        })
+                })
+                .map(|(_, m)| (m.position.extend(0.0), a.ft.ft(m.terrain)))
+                .collect();
+            let d = motion(a.position.extend(0.0), goal.extend(0.0), &mine);
+            let want = step(d, settings.max_step).truncate();
+            assert!(
+                (steps[i] - want).length() < 1e-12,
+                "agent {i}: {} vs {want}",
+                steps[i]
+            );
+        }
+        let bad = BioSettings {
+            radius: 0.0,
+            ..Default::default()
+        };
+        assert!(bio_step(&set, &agents, &bad).is_err());
+        let mut wrong = agents.clone();
+        wrong[3].ft.walkable = 2.0;
+        assert!(bio_step(&set, &wrong, &settings).is_err());
+    }
 
     /// Digest 003 test 2: the weights are f_k / Σf · ft_k; they sum to 1 on walkable ground; a
     /// forbidden marker weighs 0; on ground avoided with ft = 0.3 everywhere ‖d‖ is 0.3× the

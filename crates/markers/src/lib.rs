@@ -57,7 +57,7 @@ pub mod personal;
 pub mod terrain;
 pub mod tree;
 
-pub use biocrowds::FtTable;
+pub use biocrowds::{BioAgent, BioSettings, FtTable, bio_step};
 pub use crowd::{
     Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
     PersonalSpace, Phase, Sensed, SurroundRule,
