@@ -199,8 +199,9 @@ pub struct MarkerWorld {
     /// The scene the set was built over: bounds and static shapes.
     scene: Option<(Vec2, Vec2, Vec<Shape>)>,
     ground: Option<MarkerGround>,
-    /// The file the set was replayed from, and the file's version of the edits.
-    file: Option<(AssetId<MarkerFile>, Vec<crowdfield_markers::Edit>)>,
+    /// The file last tried, the edits it held, and whether the set was replayed from them
+    /// (a refused file leaves the set, and the ground it came from, as they were).
+    file: Option<(AssetId<MarkerFile>, Vec<crowdfield_markers::Edit>, bool)>,
     version: u64,
 }
 
@@ -294,23 +295,26 @@ fn load_marker_files(
     if markers
         .file
         .as_ref()
-        .is_some_and(|(had, edits)| *had == id && *edits == loaded.edits)
+        .is_some_and(|(had, edits, _)| *had == id && *edits == loaded.edits)
     {
         return;
     }
     let scene = scene_of(crowd);
-    match MarkerWorld::build(&scene, &loaded.edits) {
+    let replayed = match MarkerWorld::build(&scene, &loaded.edits) {
         Ok(set) => {
             markers.set = Some(set);
             markers.scene = Some(scene);
             markers.version += 1;
+            true
         }
         Err(error) => {
             rejected.write(MarkersRejected { error });
+            // A set replayed from an earlier version of the file stays one.
+            markers.file.as_ref().is_some_and(|f| f.2)
         }
-    }
-    // Tried once per version of the file, loaded or refused.
-    markers.file = Some((id, loaded.edits.clone()));
+    };
+    // Tried once per version of the file, replayed or refused.
+    markers.file = Some((id, loaded.edits.clone(), replayed));
 }
 
 /// The scene a marker set is built over: the crowd's bounds and its static shapes (less the
@@ -346,7 +350,7 @@ fn sync_markers(
     let strokes: Vec<()> = Vec::new();
     let markers = &mut *markers;
     // A set from a file has its ground in its edits.
-    let from_file = markers.file.is_some();
+    let from_file = markers.file.as_ref().is_some_and(|f| f.2);
     let ground = if from_file { None } else { ground.map(|g| *g) };
     if markers.set.is_none() && ground.is_none() && strokes.is_empty() {
         return;

@@ -346,9 +346,14 @@ fn marker_files_load_as_assets_and_give_the_same_set() {
     )
     .unwrap();
     std::fs::write(dir.join("bad.markers.ron"), "(edits: [Nonsense])").unwrap();
+    std::fs::write(
+        dir.join("refused.markers.ron"),
+        "(edits: [Generate(generation: JitteredGrid, density: 0.0, seed: 1)])",
+    )
+    .unwrap();
     assert!(MarkerFile::from_ron("(edits: [Nonsense])").is_err());
 
-    let load = |name: &str| {
+    let load = |name: &str, ground: bool| {
         let mut app = App::new();
         app.add_plugins((
             MinimalPlugins,
@@ -367,17 +372,25 @@ fn marker_files_load_as_assets_and_give_the_same_set() {
             .world()
             .resource::<AssetServer>()
             .load::<MarkerFile>(name.to_owned());
-        app.insert_resource(MarkerGroundFile(handle));
+        app.insert_resource(MarkerGroundFile(handle.clone()));
+        if ground {
+            app.insert_resource(MarkerGround::default());
+        }
         for _ in 0..2000 {
             app.update();
-            if app.world().resource::<MarkerWorld>().markers().is_some() {
+            let tried = app
+                .world()
+                .resource::<Assets<MarkerFile>>()
+                .get(&handle)
+                .is_some();
+            if app.world().resource::<MarkerWorld>().markers().is_some() && (!ground || tried) {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         app
     };
-    let loaded = load("ground.markers.ron");
+    let loaded = load("ground.markers.ron", false);
     let set = loaded
         .world()
         .resource::<MarkerWorld>()
@@ -389,8 +402,15 @@ fn marker_files_load_as_assets_and_give_the_same_set() {
             .zip(saved.markers())
             .all(|((a, m), (b, n))| a == b && m == n)
     );
-    let bad = load("bad.markers.ron");
+    let bad = load("bad.markers.ron", false);
     assert!(bad.world().resource::<MarkerWorld>().markers().is_none());
+    // A file the set refuses (a density of zero) leaves the ground's markers.
+    let mut refused = load("refused.markers.ron", true);
+    for _ in 0..3 {
+        refused.update();
+    }
+    let set = refused.world().resource::<MarkerWorld>().markers().unwrap();
+    assert!(set.len() > 10_000, "{}", set.len());
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -207,8 +207,9 @@ pub fn bio_step(
         cell: Vec::new(),
         pull: vec![(DVec2::ZERO, 0.0); agents.len()],
     };
+    let reach = split.reach(|i| agents[i].goal.is_some());
     for band in 0..split.bands() {
-        split.walk_band(band, &|_| true, &mut sums);
+        split.walk_band(band, &reach, &mut sums);
     }
     Ok(sums
         .pull

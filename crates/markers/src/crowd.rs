@@ -1789,27 +1789,13 @@ fn direct_sums(
     }
     let r = settings.personal_radius;
     // The index cells within reach of an agent in direct motion.
-    let (cols, rows) = set.index_size();
-    let mut wanted = vec![0u64; (cols * rows).div_ceil(64)];
-    for (a, kind) in agents.iter().zip(kinds) {
-        if kind.is_none() {
-            continue;
-        }
-        let (c0, r0) = set.index_cell_of(a.position - DVec2::splat(r));
-        let (c1, r1) = set.index_cell_of(a.position + DVec2::splat(r));
-        for row in r0..=r1 {
-            for col in c0..=c1 {
-                let k = row * cols + col;
-                wanted[k / 64] |= 1 << (k % 64);
-            }
-        }
-    }
-    let is_wanted = |k: usize| wanted[k / 64] & (1 << (k % 64)) != 0;
     let points: Vec<Option<DVec2>> = agents
         .iter()
         .map(|a| a.position.is_finite().then_some(a.position))
         .collect();
     let split = Split::new(set, &points, r);
+    // The index cells within reach of an agent in direct motion.
+    let reach = split.reach(|i| kinds[i].is_some());
     let band = |b: usize| {
         let mut visit = Sums {
             set,
@@ -1821,7 +1807,7 @@ fn direct_sums(
             shapes: false,
             r2: r * r,
         };
-        split.walk_band(b, &is_wanted, &mut visit);
+        split.walk_band(b, &reach, &mut visit);
         visit.sums
     };
     let bands: Vec<Vec<(usize, DirectSum)>> = if parallel {

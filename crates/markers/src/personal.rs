@@ -118,8 +118,9 @@ pub fn split(set: &MarkerSet, agents: &[DVec2], radius: f64) -> Vec<Vec<MarkerId
     }
     let points: Vec<Option<DVec2>> = agents.iter().map(|p| p.is_finite().then_some(*p)).collect();
     let split = Split::new(set, &points, radius);
+    let reach = split.reach(|_| true);
     for band in 0..split.bands() {
-        split.walk_band(band, &|_| true, &mut owned);
+        split.walk_band(band, &reach, &mut owned);
     }
     for list in &mut owned.0 {
         list.sort_unstable();
@@ -141,6 +142,19 @@ fn nearer_all_over(b: DVec2, a: DVec2, lo: DVec2, hi: DVec2) -> bool {
     let x = DVec2::new(corner(u.x, lo.x, hi.x), corner(u.y, lo.y, hi.y)) - a;
     let least = 2.0 * x.dot(u) - u.length_squared();
     least > 1e-9
+}
+
+/// The index cells within reach of some agents ([`Split::reach`]): a bit per cell.
+pub(crate) struct Reach {
+    bits: Vec<u64>,
+    /// The index rows holding any, `rows.0..rows.1`.
+    rows: (usize, usize),
+}
+
+impl Reach {
+    fn has(&self, cell: usize) -> bool {
+        self.bits[cell / 64] & (1 << (cell % 64)) != 0
+    }
 }
 
 /// An agent that may own markers of the index cell at hand: its index among the agents and its
@@ -195,22 +209,53 @@ impl<'a> Split<'a> {
         }
     }
 
+    /// The index cells within the radius's square of the agents `keep` picks (by index); a
+    /// walk reads those cells only, so a few agents in a large world cost little.
+    pub fn reach(&self, keep: impl Fn(usize) -> bool) -> Reach {
+        let (cols, rows) = self.set.index_size();
+        let mut reach = Reach {
+            bits: vec![0; (cols * rows).div_ceil(64)],
+            rows: (rows, 0),
+        };
+        let r = DVec2::splat(self.radius);
+        for (i, p) in self.agents.iter().enumerate() {
+            let Some(p) = p else {
+                continue;
+            };
+            if !keep(i) {
+                continue;
+            }
+            let (c0, r0) = self.set.index_cell_of(*p - r);
+            let (c1, r1) = self.set.index_cell_of(*p + r);
+            reach.rows = (reach.rows.0.min(r0), reach.rows.1.max(r1 + 1));
+            for row in r0..=r1 {
+                for col in c0..=c1 {
+                    let k = row * cols + col;
+                    reach.bits[k / 64] |= 1 << (k % 64);
+                }
+            }
+        }
+        reach
+    }
+
     /// How many bands the index has.
     pub fn bands(&self) -> usize {
         self.set.index_size().1.div_ceil(BAND_ROWS)
     }
 
-    /// Walks band `band` of the index, the cells `wanted` (by index `row * cols + col`) only,
-    /// reporting every marker within the radius of some agent with its owner.
-    pub fn walk_band(&self, band: usize, wanted: &dyn Fn(usize) -> bool, out: &mut impl Owners) {
+    /// Walks band `band` of the index, the cells in `reach` only, reporting every marker
+    /// within the radius of some agent with its owner.
+    pub fn walk_band(&self, band: usize, reach: &Reach, out: &mut impl Owners) {
         let (cols, rows) = self.set.index_size();
         let r = self.radius;
         let r2 = r * r;
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut dominated: Vec<bool> = Vec::new();
-        for row in band * BAND_ROWS..((band + 1) * BAND_ROWS).min(rows) {
+        let first = (band * BAND_ROWS).max(reach.rows.0);
+        let last = ((band + 1) * BAND_ROWS).min(rows).min(reach.rows.1);
+        for row in first..last {
             for col in 0..cols {
-                if !wanted(row * cols + col) {
+                if !reach.has(row * cols + col) {
                     continue;
                 }
                 let (lo, hi, entries) = self.set.index_cell(col, row);
