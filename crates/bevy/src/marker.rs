@@ -230,6 +230,7 @@ impl MarkerWorld {
                 min: min.as_dvec2(),
                 max: max.as_dvec2(),
                 index_cell: cell,
+                ..Default::default()
             },
             statics.clone(),
             edits,
@@ -466,8 +467,9 @@ fn sync_markers(
 fn same_ground(a: Option<MarkerGround>, b: Option<MarkerGround>) -> bool {
     let bits = |g: MarkerGround| {
         let generation = match g.generation {
-            Generation::JitteredGrid => None,
-            Generation::DartThrowing { min_distance } => Some(min_distance.to_bits()),
+            Generation::JitteredGrid => (0, 0),
+            Generation::DartThrowing { min_distance } => (1, min_distance.to_bits()),
+            Generation::Mesh => (2, 0),
         };
         (generation, g.density.to_bits(), g.seed)
     };

@@ -8,10 +8,19 @@
 //!   for ground to be avoided (ours by default: 1 − intensity, the link digest 003 §2.10
 //!   suggests); per agent or per class of agent, [`FtTable::inverted`] for animals whose
 //!   habitat is what people avoid.
-//! - Eq. 4.4: d = Σ w_k (m_k − p); the step is min(‖d‖, s_max) along d (§8), none when d is 0.
-//! - [`bio_step`]: Eqs. 4.1–4.4 for a whole crowd on the plane: each marker within R goes to
+//! - Eq. 4.4: d = Σ w_k (m_k − p); the step is min(c·‖d‖, s_max) along d, none when d is 0.
+//!   The seed's background gives min(‖d‖, s_max) (§8) without saying in which time ‖d‖ is
+//!   walked; read per step at 24 steps a second it never slows anyone (a lone agent's ‖d‖ is
+//!   about 0.37 m at R = 1.2, seven steps' worth), so space would not set the pace as §2.7 and
+//!   §2.8 say it does. Ours: d is walked in τ = 0.25 s (c = Δt/τ, [`BioSettings::pace`]), so a
+//!   lone agent walks at s_max, one on ground avoided at ft = 0.3 at about a third of that, and
+//!   a crowded one (fewer markers, a shorter d) slower.
+//! - [`bio_step`]: Eqs. 4.1–4.4 for a whole crowd: each marker within R (in the plane) goes to
 //!   its nearest agent (Eq. 4.1's personal spaces, the lower index on a tie), each agent's d is
-//!   summed from its own markers' ground.
+//!   summed from its own markers' ground, in 3D on the set's heights (markers, agents and goals
+//!   on the surface). The step is taken along the 3D d and handed back in the plane: agents
+//!   stay on the surface (digest 003 §8's re-projection, always on; the seed's agents could
+//!   leave a steep surface, §5.2.1).
 
 use glam::{DVec2, DVec3};
 
@@ -128,13 +137,17 @@ pub struct BioAgent {
     pub ft: FtTable,
 }
 
-/// The crowd step's parameters (digest 003 §8's suggestions).
+/// The crowd step's parameters (digest 003 §8's suggestions, and the pace: see the module
+/// doc).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BioSettings {
     /// The perception radius R, metres (1.2).
     pub radius: f64,
     /// s_max: the longest step, metres (1.3 m/s at 24 steps a second).
     pub max_step: f64,
+    /// c: the share of d walked in a step before s_max caps it (Δt / τ: 1/6 at 24 steps a
+    /// second with d walked in τ = 0.25 s; 1 is the background's law read per step).
+    pub pace: f64,
 }
 
 impl Default for BioSettings {
@@ -142,18 +155,32 @@ impl Default for BioSettings {
         Self {
             radius: 1.2,
             max_step: 1.3 / 24.0,
+            pace: (1.0 / 24.0) / 0.25,
         }
     }
 }
 
-/// Eqs. 4.1–4.4 for every agent: each agent's displacement this step (zero for agents with no
-/// goal, at positions that are not finite, or with no marker pulling). Refuses a radius or a
-/// step that is not positive and finite, and ft tables outside [0, 1].
+/// Eqs. 4.1–4.4 for every agent: each agent's displacement this step, min(c·‖d‖, s_max) along
+/// d (zero for agents with no goal, at positions that are not finite, or with no marker
+/// pulling). Refuses a radius, step or pace that is not positive and finite, and ft tables
+/// outside [0, 1].
 pub fn bio_step(
     set: &MarkerSet,
     agents: &[BioAgent],
     settings: &BioSettings,
 ) -> Result<Vec<DVec2>, MarkerError> {
+    Ok(step_many(set, agents, settings)?
+        .into_iter()
+        .map(DVec3::truncate)
+        .collect())
+}
+
+/// [`bio_step`]'s steps in 3D, on the surface.
+pub(crate) fn step_many(
+    set: &MarkerSet,
+    agents: &[BioAgent],
+    settings: &BioSettings,
+) -> Result<Vec<DVec3>, MarkerError> {
     if !(settings.radius.is_finite() && settings.radius > 0.0) {
         return Err(MarkerError::BadSetting(
             "the perception radius must be positive",
@@ -164,6 +191,9 @@ pub fn bio_step(
             "the longest step must be finite, not negative",
         ));
     }
+    if !(settings.pace.is_finite() && settings.pace > 0.0) {
+        return Err(MarkerError::BadSetting("the pace must be positive"));
+    }
     for a in agents {
         a.ft.validate()?;
     }
@@ -171,8 +201,10 @@ pub fn bio_step(
         set: &'a MarkerSet,
         agents: &'a [BioAgent],
         cell: Vec<usize>,
+        /// Each agent's position and goal on the surface.
+        at: Vec<(DVec3, DVec3)>,
         /// Σ f·ft·(m − p) and Σ f per agent.
-        pull: Vec<(DVec2, f64)>,
+        pull: Vec<(DVec3, f64)>,
     }
     impl Owners for Sums<'_> {
         fn cell(&mut self, _: DVec2, _: DVec2, candidates: &[Candidate]) {
@@ -182,11 +214,12 @@ pub fn bio_step(
         fn marker(&mut self, owner: usize, id: u32, m: DVec2, _: f64) {
             let i = self.cell[owner];
             let agent = &self.agents[i];
-            let Some(goal) = agent.goal else {
+            if agent.goal.is_none() {
                 return;
-            };
-            let p = agent.position;
-            let f = crate::personal::weight(goal - p, m - p);
+            }
+            let (p, goal) = self.at[i];
+            let m = self.set.surface(m);
+            let f = weight(goal - p, m - p);
             let ft = self
                 .set
                 .marker(MarkerId(id))
@@ -205,7 +238,14 @@ pub fn bio_step(
         set,
         agents,
         cell: Vec::new(),
-        pull: vec![(DVec2::ZERO, 0.0); agents.len()],
+        at: agents
+            .iter()
+            .map(|a| {
+                let goal = a.goal.unwrap_or(a.position);
+                (set.surface(a.position), set.surface(goal))
+            })
+            .collect(),
+        pull: vec![(DVec3::ZERO, 0.0); agents.len()],
     };
     let reach = split.reach(|i| agents[i].goal.is_some());
     for band in 0..split.bands() {
@@ -216,9 +256,9 @@ pub fn bio_step(
         .iter()
         .map(|&(pull, sum)| {
             if !(sum > 0.0 && sum.is_finite()) {
-                return DVec2::ZERO;
+                return DVec3::ZERO;
             }
-            step((pull / sum).extend(0.0), settings.max_step).truncate()
+            step(pull / sum * settings.pace, settings.max_step)
         })
         .collect())
 }
@@ -290,7 +330,7 @@ mod tests {
                 .map(|(_, m)| (m.position.extend(0.0), a.ft.ft(m.terrain)))
                 .collect();
             let d = motion(a.position.extend(0.0), goal.extend(0.0), &mine);
-            let want = step(d, settings.max_step).truncate();
+            let want = step(d * settings.pace, settings.max_step).truncate();
             assert!(
                 (steps[i] - want).length() < 1e-12,
                 "agent {i}: {} vs {want}",

@@ -504,13 +504,15 @@ impl MarkerCrowd {
 
     /// Gives agent `id` an order (replacing any earlier one, its tree dropped). Refuses a
     /// seek goal off the walkable ground, a mask it does not know, a target that is the agent
-    /// itself.
+    /// itself, and a set with markers on forbidden ground (seed 003's, for BioCrowds: trees
+    /// would grow over it).
     pub fn insert(
         &mut self,
         set: &MarkerSet,
         id: AgentId,
         order: Order,
     ) -> Result<(), MarkerError> {
+        check_set(set)?;
         match &order {
             Order::Seek(g) => {
                 if !g.is_finite() {
@@ -1424,19 +1426,8 @@ impl MarkerCrowd {
     /// (shortened to its `max_step`). Agents the crowd no longer has leave the back end.
     /// Returns how many steps were handed over.
     pub fn drive(&mut self, crowd: &mut Crowd, set: &MarkerSet) -> Result<usize, MarkerError> {
-        let agents: Vec<Sensed> = crowd
-            .agents()
-            .map(|(id, a)| Sensed {
-                id,
-                position: a.position(),
-                goal: a
-                    .params()
-                    .goals
-                    .get(a.goal_index())
-                    .and_then(|g| crowd.goal(*g))
-                    .map(|g| g.centre()),
-            })
-            .collect();
+        check_set(set)?;
+        let agents = sense(crowd);
         let gone: Vec<AgentId> = self
             .states
             .keys()
@@ -1447,45 +1438,87 @@ impl MarkerCrowd {
             self.remove(id);
         }
         let steps = self.step(set, &agents);
-        let mut handed = 0;
-        let mut first_error = None;
-        for (id, d) in steps {
-            let Some(agent) = crowd.agent(id) else {
-                continue;
-            };
-            if agent.params().steering != Steering::External {
-                continue;
-            }
-            let max = agent.params().max_step;
-            let d = if d.length() > max {
+        hand_over(crowd, set, steps, |d, max| {
+            if d.length() > max {
                 d * (max / d.length())
             } else {
                 d
-            };
-            // The crowd's collision guard only shortens a step that would touch an obstacle:
-            // turned round a corner instead, the agent does not stand against it.
-            let d = slide(set, agent.position(), d, agent.params().radius);
-            // One refused step (never expected: shortened to `max_step`, finite) does not
-            // keep the others from theirs; the first error is returned after.
-            match crowd.hand_over_step(
-                id,
-                HandedStep {
-                    displacement: d,
-                    heading: d.normalize_or_zero(),
-                    speed_factor: (d.length() / max).clamp(0.0, 1.0),
-                },
-            ) {
-                Ok(()) => handed += 1,
-                Err(e) => {
-                    first_error.get_or_insert(MarkerError::from(e));
-                }
+            }
+        })
+    }
+}
+
+/// Every agent of `crowd` as a back end senses it: its position and its current goal's
+/// centre.
+pub(crate) fn sense(crowd: &Crowd) -> Vec<Sensed> {
+    crowd
+        .agents()
+        .map(|(id, a)| Sensed {
+            id,
+            position: a.position(),
+            goal: a
+                .params()
+                .goals
+                .get(a.goal_index())
+                .and_then(|g| crowd.goal(*g))
+                .map(|g| g.centre()),
+        })
+        .collect()
+}
+
+/// Hands each agent steered from outside its step: `shape` makes it from the back end's
+/// displacement and the agent's `max_step` (no longer than that), then it is turned along
+/// walls ([`slide`]): the crowd's collision guard only shortens a step that would touch an
+/// obstacle, and turned round a corner instead the agent does not stand against it. One
+/// refused step (never expected: shortened to `max_step`, finite) does not keep the others
+/// from theirs; the first error is returned after. Returns how many steps were handed over.
+pub(crate) fn hand_over<T>(
+    crowd: &mut Crowd,
+    set: &MarkerSet,
+    steps: Vec<(AgentId, T)>,
+    shape: impl Fn(T, f64) -> DVec2,
+) -> Result<usize, MarkerError> {
+    let mut handed = 0;
+    let mut first_error = None;
+    for (id, d) in steps {
+        let Some(agent) = crowd.agent(id) else {
+            continue;
+        };
+        if agent.params().steering != Steering::External {
+            continue;
+        }
+        let max = agent.params().max_step;
+        let d = slide(set, agent.position(), shape(d, max), agent.params().radius);
+        match crowd.hand_over_step(
+            id,
+            HandedStep {
+                displacement: d,
+                heading: d.normalize_or_zero(),
+                speed_factor: (d.length() / max).clamp(0.0, 1.0),
+            },
+        ) {
+            Ok(()) => handed += 1,
+            Err(e) => {
+                first_error.get_or_insert(MarkerError::from(e));
             }
         }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(handed),
-        }
     }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(handed),
+    }
+}
+
+/// Refuses a set whose forbidden ground holds markers ([`MarkerSettings::forbidden_markers`]).
+///
+/// [`MarkerSettings::forbidden_markers`]: crate::MarkerSettings::forbidden_markers
+fn check_set(set: &MarkerSet) -> Result<(), MarkerError> {
+    if set.settings().forbidden_markers {
+        return Err(MarkerError::BadSetting(
+            "the marker back end needs a set without markers on forbidden ground",
+        ));
+    }
+    Ok(())
 }
 
 /// The segments an agent at `p` will walk: to its next node, then down the tree towards the
@@ -1529,7 +1562,7 @@ fn way_ahead(
 /// than the clearance (or than it already is): an agent pushed off its node by others meets a
 /// corner its segment clears, and the crowd's collision guard would only shorten the step.
 /// Zero when every turn is blocked.
-fn slide(set: &MarkerSet, p: DVec2, step: DVec2, clearance: f64) -> DVec2 {
+pub(crate) fn slide(set: &MarkerSet, p: DVec2, step: DVec2, clearance: f64) -> DVec2 {
     let reach = step.length() + clearance;
     if step == DVec2::ZERO || !set.obstacle_near(p, reach) {
         return step;

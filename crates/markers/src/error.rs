@@ -46,6 +46,12 @@ pub enum MarkerError {
     /// An order that cannot be followed (a target that is the agent itself, an unknown mask).
     #[error("bad order: {0}")]
     BadOrder(&'static str),
+    /// A terrain mesh that cannot give markers (empty, degenerate triangles, bad indices).
+    #[error("bad terrain mesh: {0}")]
+    BadMesh(&'static str),
+    /// A house that cannot be walked (rooms without doors, doors joining no rooms).
+    #[error("bad house: {0}")]
+    BadHouse(&'static str),
     /// A setting out of range.
     #[error("bad marker setting: {0}")]
     BadSetting(&'static str),

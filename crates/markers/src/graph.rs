@@ -1,7 +1,9 @@
 //! Heights and the terrain graph A* routes over (digest 003 §2.10, Table 4.1, Fig. 4.5, §8).
 //!
-//! - [`HeightMap`]: ground heights on a regular grid, read bilinearly; the graph's nodes and
-//!   edge lengths are 3D, so climbing costs (the seed's only use of relief in route choice).
+//! - [`HeightMap`]: ground heights on a regular grid, read on its triangles (each cell split
+//!   along its rising diagonal: the terrain mesh markers come from, [`crate::TerrainMesh`]);
+//!   the graph's nodes and edge lengths are 3D, so climbing costs (the seed's only use of
+//!   relief in route choice).
 //! - [`TerrainGraph`]: nodes on a regular grid over the marker set's world (the seed casts a
 //!   ray per grid point onto the terrain), none on ground a marker may not lie on (forbidden
 //!   terrain, obstacles, outside the world); edges to the 4 or 8 grid neighbours
@@ -24,7 +26,10 @@ use glam::{DVec2, DVec3};
 use crate::{MarkerError, MarkerSet, Terrain};
 
 /// Ground heights on a regular grid: `heights[row * cols + col]` at
-/// `min + (col, row) · cell`, read bilinearly between grid points and clamped at the edges.
+/// `min + (col, row) · cell`. Between grid points the ground is the grid's triangle mesh:
+/// each cell is split along the diagonal from its lower-left to its upper-right corner and
+/// read linearly on each half (so markers at mesh centroids lie exactly on it); outside the
+/// grid the nearest edge's height holds.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeightMap {
@@ -46,22 +51,7 @@ impl HeightMap {
         rows: usize,
         heights: Vec<f64>,
     ) -> Result<Self, MarkerError> {
-        if !min.is_finite() {
-            return Err(MarkerError::NonFinite("a height map's corner"));
-        }
-        if !(cell.is_finite() && cell > 0.0) {
-            return Err(MarkerError::BadSetting(
-                "a height map's cell must be positive",
-            ));
-        }
-        if cols < 2 || rows < 2 || cols.checked_mul(rows) != Some(heights.len()) {
-            return Err(MarkerError::BadSetting(
-                "a height map needs cols × rows heights, at least 2 × 2",
-            ));
-        }
-        if heights.iter().any(|h| !h.is_finite()) {
-            return Err(MarkerError::NonFinite("a height"));
-        }
+        check_grid(min, cell, cols, rows, &heights)?;
         Ok(Self {
             min,
             cell,
@@ -101,7 +91,7 @@ impl HeightMap {
         Self::new(min, cell, cols, rows, heights)
     }
 
-    /// The height at `p` (bilinear; the nearest edge's outside the map).
+    /// The height at `p` (on the grid's triangles; the nearest edge's outside the map).
     pub fn height(&self, p: DVec2) -> f64 {
         let q = ((p - self.min) / self.cell)
             .max(DVec2::ZERO)
@@ -115,15 +105,77 @@ impl HeightMap {
         );
         let (fx, fy) = (q.x - c as f64, q.y - r as f64);
         let at = |c: usize, r: usize| self.heights[r * self.cols + c];
-        let low = at(c, r) * (1.0 - fx) + at(c + 1, r) * fx;
-        let high = at(c, r + 1) * (1.0 - fx) + at(c + 1, r + 1) * fx;
-        low * (1.0 - fy) + high * fy
+        let (h00, h11) = (at(c, r), at(c + 1, r + 1));
+        if fx >= fy {
+            // The lower-right half: (c, r), (c + 1, r), (c + 1, r + 1).
+            let h10 = at(c + 1, r);
+            h00 + fx * (h10 - h00) + fy * (h11 - h10)
+        } else {
+            // The upper-left half: (c, r), (c + 1, r + 1), (c, r + 1).
+            let h01 = at(c, r + 1);
+            h00 + fy * (h01 - h00) + fx * (h11 - h01)
+        }
+    }
+
+    /// The grid's lower-left corner.
+    pub fn min(&self) -> DVec2 {
+        self.min
+    }
+
+    /// Metres between grid points.
+    pub fn cell(&self) -> f64 {
+        self.cell
+    }
+
+    /// Grid points across and up.
+    pub fn size(&self) -> (usize, usize) {
+        (self.cols, self.rows)
+    }
+
+    /// The grid point `(col, row)` on the surface (clamped to the grid).
+    pub fn point(&self, col: usize, row: usize) -> DVec3 {
+        let (c, r) = (col.min(self.cols - 1), row.min(self.rows - 1));
+        (self.min + DVec2::new(c as f64, r as f64) * self.cell)
+            .extend(self.heights[r * self.cols + c])
     }
 
     /// The point of the surface over `p`.
     pub fn surface(&self, p: DVec2) -> DVec3 {
         p.extend(self.height(p))
     }
+
+    /// Checks what [`new`](Self::new) checks (for a map read from a file).
+    pub fn validate(&self) -> Result<(), MarkerError> {
+        check_grid(self.min, self.cell, self.cols, self.rows, &self.heights)
+    }
+}
+
+/// A height grid's checks: a finite corner, a positive cell, at least 2 × 2 points, as many
+/// heights as points, all finite.
+fn check_grid(
+    min: DVec2,
+    cell: f64,
+    cols: usize,
+    rows: usize,
+    heights: &[f64],
+) -> Result<(), MarkerError> {
+    if !min.is_finite() {
+        return Err(MarkerError::NonFinite("a height map's corner"));
+    }
+    if !(cell.is_finite() && cell > 0.0) {
+        return Err(MarkerError::BadSetting(
+            "a height map's cell must be positive",
+        ));
+    }
+    if cols < 2 || rows < 2 || cols.checked_mul(rows) != Some(heights.len()) {
+        return Err(MarkerError::BadSetting(
+            "a height map needs cols × rows heights, at least 2 × 2",
+        ));
+    }
+    if heights.iter().any(|h| !h.is_finite()) {
+        return Err(MarkerError::NonFinite("a height"));
+    }
+    Ok(())
 }
 
 /// Which grid neighbours a node links to.
@@ -151,6 +203,11 @@ pub struct GraphSettings {
     pub avoid_penalty: f64,
     /// Metres between the samples that test an edge's ground (0.1).
     pub sample: f64,
+    /// Metres nodes and edges keep from forbidden ground and obstacles (0: the seed's graph;
+    /// tested at eight points round each node and sample). With a clearance of the
+    /// perception radius R, agents on a route hold no forbidden marker (digest 003 test 8).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub clearance: f64,
 }
 
 impl Default for GraphSettings {
@@ -160,6 +217,7 @@ impl Default for GraphSettings {
             connectivity: Connectivity::Eight,
             avoid_penalty: 2.0,
             sample: 0.1,
+            clearance: 0.0,
         }
     }
 }
@@ -174,6 +232,11 @@ impl GraphSettings {
         if !(self.sample.is_finite() && self.sample > 0.0) {
             return Err(MarkerError::BadSetting(
                 "the graph's edge sample must be positive",
+            ));
+        }
+        if !(self.clearance.is_finite() && self.clearance >= 0.0) {
+            return Err(MarkerError::BadSetting(
+                "the graph's clearance must be finite and not negative",
             ));
         }
         if !(self.avoid_penalty.is_finite() && self.avoid_penalty >= 0.0) {
@@ -210,13 +273,10 @@ pub struct TerrainGraph {
 const COST_UNIT: f64 = 1e6;
 
 impl TerrainGraph {
-    /// The graph over `set`'s world, its obstacles and painted terrain, on `heights` (flat
-    /// ground at height 0 without). Refuses bad settings and grids of more than 2²⁴ points.
-    pub fn build(
-        set: &MarkerSet,
-        heights: Option<&HeightMap>,
-        settings: GraphSettings,
-    ) -> Result<Self, MarkerError> {
+    /// The graph over `set`'s world, its obstacles, painted terrain and heights
+    /// ([`MarkerSet::heights`]; flat ground at height 0 without). Refuses bad settings and
+    /// grids of more than 2²⁴ points.
+    pub fn build(set: &MarkerSet, settings: GraphSettings) -> Result<Self, MarkerError> {
         settings.validate()?;
         let (min, max) = (set.settings().min, set.settings().max);
         let size = ((max - min) / settings.spacing).floor();
@@ -226,16 +286,15 @@ impl TerrainGraph {
             ));
         }
         let (cols, rows) = (size.x as usize + 1, size.y as usize + 1);
-        let surface = |p: DVec2| heights.map_or(p.extend(0.0), |h| h.surface(p));
         let mut grid = vec![u32::MAX; cols * rows];
         let mut nodes = Vec::new();
         for r in 0..rows {
             for c in 0..cols {
                 let p = min + DVec2::new(c as f64, r as f64) * settings.spacing;
-                if set.is_walkable(p) {
+                if roomy(set, p, settings.clearance) {
                     grid[r * cols + c] = nodes.len() as u32;
                     nodes.push(GraphNode {
-                        position: surface(p),
+                        position: set.surface(p),
                     });
                 }
             }
@@ -261,7 +320,7 @@ impl TerrainGraph {
                         continue;
                     }
                     let (pa, pb) = (nodes[a as usize].position, nodes[b as usize].position);
-                    if let Some(cost) = edge_cost(set, heights, pa, pb, &settings) {
+                    if let Some(cost) = edge_cost(set, pa, pb, &settings) {
                         edges[a as usize].push((b, cost));
                         edges[b as usize].push((a, cost));
                     }
@@ -386,14 +445,24 @@ fn clear(set: &MarkerSet, a: DVec2, b: DVec2, sample: f64) -> bool {
     (0..=n).all(|k| set.is_walkable(a.lerp(b, k as f64 / n as f64)))
 }
 
+/// Whether `p` is walkable with `clearance` round it: walkable at eight points that far off
+/// and no obstacle nearer.
+fn roomy(set: &MarkerSet, p: DVec2, clearance: f64) -> bool {
+    if !set.is_walkable(p) {
+        return false;
+    }
+    if clearance <= 0.0 {
+        return true;
+    }
+    set.obstacle_distance(p, clearance) >= clearance
+        && (0..8).all(|k| {
+            let q = p + DVec2::from_angle(k as f64 * std::f64::consts::FRAC_PI_4) * clearance;
+            set.is_walkable(q)
+        })
+}
+
 /// An edge's cost (see the module doc), `None` across forbidden ground or an obstacle.
-fn edge_cost(
-    set: &MarkerSet,
-    heights: Option<&HeightMap>,
-    a: DVec3,
-    b: DVec3,
-    settings: &GraphSettings,
-) -> Option<f64> {
+fn edge_cost(set: &MarkerSet, a: DVec3, b: DVec3, settings: &GraphSettings) -> Option<f64> {
     let (a2, b2) = (a.truncate(), b.truncate());
     if !set.sees(a2, b2) {
         return None;
@@ -404,14 +473,14 @@ fn edge_cost(
     let mut last = a;
     for k in 0..=n {
         let p = a2.lerp(b2, k as f64 / n as f64);
-        if !set.is_walkable(p) {
+        if !roomy(set, p, settings.clearance) {
             return None;
         }
         if let Terrain::Avoid { intensity: i } = set.terrain().terrain_at(p) {
             intensity += i;
         }
         // The 3D length follows the surface between samples.
-        let here = heights.map_or(p.extend(0.0), |h| h.surface(p));
+        let here = set.surface(p);
         length += here.distance(last);
         last = here;
     }

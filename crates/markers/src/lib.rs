@@ -46,17 +46,24 @@
 //!   marker directions, d_enf.
 //! - [`terrain`]: painted terrain regions.
 //! - [`graph`]: heights and the terrain graph A* routes over (digest 003 §2.10).
+//! - [`mesh`]: markers from an area-equalised terrain mesh (digest 003 §2.3).
+//! - [`house`]: indoor scenes: rooms, doors, the rooms-and-doors graph, the action table.
+//! - [`bio_crowd`]: the BioCrowds back end: direct, A* routed and indoor-routine agents.
 //! - [`biocrowds`]: BioCrowds motion over typed markers (digest 003 Eqs. 4.2–4.4).
 
+pub mod bio_crowd;
 pub mod biocrowds;
 pub mod crowd;
 pub mod error;
 pub mod graph;
+pub mod house;
 pub mod markers;
+pub mod mesh;
 pub mod personal;
 pub mod terrain;
 pub mod tree;
 
+pub use bio_crowd::{BioCrowd, BioCrowdSettings, BioEvent, BioOrder, BioState, RoutinePhase, Way};
 pub use biocrowds::{BioAgent, BioSettings, FtTable, bio_step};
 pub use crowd::{
     Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
@@ -64,8 +71,10 @@ pub use crowd::{
 };
 pub use error::MarkerError;
 pub use graph::{Connectivity, GraphNode, GraphSettings, HeightMap, TerrainGraph};
+pub use house::{Action, Door, House, Room, RoomKind};
 pub use markers::{
     Edit, Generation, MAX_DENSITY, MAX_MARKERS, Marker, MarkerId, MarkerSet, MarkerSettings,
 };
+pub use mesh::{EQUALISE_RATIO, TerrainMesh};
 pub use terrain::{Terrain, TerrainMap, TerrainRegion};
 pub use tree::{Aim, NodeId, NodeKind, PathNode, Sector, TreePath, TreeSettings};

@@ -10,11 +10,11 @@
 use std::collections::HashMap;
 
 use crowdfield_field::Shape;
-use glam::DVec2;
+use glam::{DVec2, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::{MarkerError, Terrain, TerrainMap};
+use crate::{HeightMap, MarkerError, Terrain, TerrainMap, TerrainMesh};
 
 /// The highest density a generation or a spray may ask for, markers per m² (1 cm apart).
 pub const MAX_DENSITY: f64 = 10_000.0;
@@ -62,6 +62,12 @@ pub enum Generation {
         /// Metres between kept markers (0: none).
         min_distance: f64,
     },
+    /// One marker at the centroid of each triangle of the area-equalised terrain mesh
+    /// (digest 003 §2.3, [`crate::mesh`]): the set's height map's triangles (flat 1 m cells
+    /// over the world without one) split until none is above 1.35 × the smallest, then each
+    /// cut into n² equal pieces for the density (per m² of surface). The random seed is not
+    /// used: the layout is the mesh's.
+    Mesh,
 }
 
 impl Default for Generation {
@@ -100,12 +106,19 @@ pub enum Edit {
         /// Where.
         shape: Shape,
     },
-    /// A terrain region painted: markers inside take its type (forbidden ground loses them).
+    /// A terrain region painted: markers inside take its type (forbidden ground loses them,
+    /// unless [`MarkerSettings::forbidden_markers`]).
     Paint {
         /// Where.
         shape: Shape,
         /// What.
         terrain: Terrain,
+    },
+    /// The ground's heights given (or taken away: flat ground at height 0). Markers keep
+    /// their places in the plane and stand on the new surface.
+    Heights {
+        /// The height map.
+        heights: Option<HeightMap>,
     },
 }
 
@@ -121,6 +134,12 @@ pub struct MarkerSettings {
     /// The index's cell side, metres (the seed's action region, 1.2 m, suits radius queries
     /// of about that size).
     pub index_cell: f64,
+    /// Whether forbidden ground holds markers too, typed [`Terrain::Forbidden`] (seed 003:
+    /// people weigh them 0 in Eq. 4.2's sum, animals with an inverted `ft` table live on
+    /// them). Off by default (seed 002: forbidden ground is not walkable space, and the
+    /// marker back end, [`crate::MarkerCrowd`], refuses sets with it on).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub forbidden_markers: bool,
 }
 
 impl Default for MarkerSettings {
@@ -129,6 +148,7 @@ impl Default for MarkerSettings {
             min: DVec2::ZERO,
             max: DVec2::new(40.0, 20.0),
             index_cell: 1.2,
+            forbidden_markers: false,
         }
     }
 }
@@ -141,6 +161,7 @@ pub struct MarkerSet {
     obstacles: Vec<Shape>,
     obstacle_boxes: Vec<(DVec2, DVec2)>,
     terrain: TerrainMap,
+    heights: Option<HeightMap>,
     slots: Vec<Option<Marker>>,
     live: usize,
     cols: usize,
@@ -192,6 +213,7 @@ impl MarkerSet {
             obstacles,
             obstacle_boxes,
             terrain: TerrainMap::new(),
+            heights: None,
             slots: Vec::new(),
             live: 0,
             cols,
@@ -242,7 +264,34 @@ impl MarkerSet {
             } => self.spray_shape(shape, density, seed, tag),
             Edit::Erase { shape } => self.erase_shape(shape).map(|e| e.len()),
             Edit::Paint { shape, terrain } => self.paint(shape, terrain),
+            Edit::Heights { heights } => self.set_heights(heights).map(|()| 0),
         }
+    }
+
+    /// Gives the ground heights (`None`: flat at height 0). Markers keep their places in the
+    /// plane. Refuses a height map that is not valid (one read from a file is checked again).
+    pub fn set_heights(&mut self, heights: Option<HeightMap>) -> Result<(), MarkerError> {
+        if let Some(h) = &heights {
+            h.validate()?;
+        }
+        self.heights = heights.clone();
+        self.edits.push(Edit::Heights { heights });
+        Ok(())
+    }
+
+    /// The ground's heights, if given.
+    pub fn heights(&self) -> Option<&HeightMap> {
+        self.heights.as_ref()
+    }
+
+    /// The ground's height at `p` (0 without heights).
+    pub fn height(&self, p: DVec2) -> f64 {
+        self.heights.as_ref().map_or(0.0, |h| h.height(p))
+    }
+
+    /// The point of the ground over `p`, in 3D.
+    pub fn surface(&self, p: DVec2) -> DVec3 {
+        p.extend(self.height(p))
     }
 
     /// The settings.
@@ -293,14 +342,28 @@ impl MarkerSet {
         self.slots.len()
     }
 
-    /// Whether a marker may lie at `p`: inside the world, outside every obstacle, on ground
-    /// that is not forbidden.
+    /// Whether `p` may be walked: inside the world, outside every obstacle, on ground that
+    /// is not forbidden.
     pub fn is_walkable(&self, p: DVec2) -> bool {
+        self.is_open(p) && self.terrain.terrain_at(p).is_walkable()
+    }
+
+    /// Whether a marker may lie at `p`: walkable ground, or forbidden ground too where
+    /// [`MarkerSettings::forbidden_markers`] says so.
+    pub fn can_hold(&self, p: DVec2) -> bool {
+        if self.settings.forbidden_markers {
+            self.is_open(p)
+        } else {
+            self.is_walkable(p)
+        }
+    }
+
+    /// Inside the world and outside every obstacle.
+    fn is_open(&self, p: DVec2) -> bool {
         p.is_finite()
             && p.cmpge(self.settings.min).all()
             && p.cmple(self.settings.max).all()
             && !self.in_obstacle(p)
-            && self.terrain.terrain_at(p).is_walkable()
     }
 
     /// Whether the segment `a`–`b` crosses no obstacle (a line of sight: tree nodes see only
@@ -434,11 +497,14 @@ impl MarkerSet {
                     for i in 0..nx {
                         let jitter = DVec2::new(rng.random::<f64>(), rng.random::<f64>());
                         let p = self.settings.min + (DVec2::new(i as f64, j as f64) + jitter) * s;
-                        if self.is_walkable(p) {
+                        if self.can_hold(p) {
                             fresh.push(p);
                         }
                     }
                 }
+            }
+            Generation::Mesh => {
+                fresh = self.mesh_markers(density)?;
             }
             Generation::DartThrowing { min_distance } => {
                 if !(min_distance.is_finite() && min_distance >= 0.0) {
@@ -468,6 +534,24 @@ impl MarkerSet {
         Ok(added)
     }
 
+    /// The centroids of the equalised terrain mesh cut for `density` (see [`Generation::Mesh`]),
+    /// where a marker may lie.
+    fn mesh_markers(&self, density: f64) -> Result<Vec<DVec2>, MarkerError> {
+        let base = match &self.heights {
+            Some(h) => TerrainMesh::from_heights(h),
+            None => TerrainMesh::flat(self.settings.min, self.settings.max, 1.0)?,
+        };
+        let room = (MAX_MARKERS as usize).saturating_sub(self.slots.len());
+        let mesh = base.equalise(crate::EQUALISE_RATIO, room)?;
+        let n = mesh.pieces_for(density);
+        self.check_room((mesh.triangles().len() * n * n) as f64)?;
+        Ok(mesh
+            .centroids_at(n)
+            .map(|c| c.truncate())
+            .filter(|p| self.can_hold(*p))
+            .collect())
+    }
+
     /// `count` darts over the world, each kept when it lands on walkable ground at least
     /// `min_distance` from every dart kept before it (and from the set's markers); a dart that
     /// lands too close is thrown again, up to 30 times.
@@ -486,7 +570,7 @@ impl MarkerSet {
             for throw in 0..30 {
                 let p =
                     self.settings.min + DVec2::new(rng.random::<f64>(), rng.random::<f64>()) * size;
-                if !self.is_walkable(p) {
+                if !self.can_hold(p) {
                     // A first throw off the walkable ground spends the dart (the kept count
                     // follows the walkable share of the world); a throw again tries again.
                     if throw == 0 {
@@ -564,7 +648,7 @@ impl MarkerSet {
                 // Each point of the band belongs to the first piece that holds it.
                 if piece.contains(p)
                     && !pieces[..k].iter().any(|q| q.contains(p))
-                    && self.is_walkable(p)
+                    && self.can_hold(p)
                 {
                     self.insert(p, tag);
                     added += 1;
@@ -636,12 +720,14 @@ impl MarkerSet {
     }
 
     /// Paints a terrain region (over earlier ones): the markers inside take its type, and on
-    /// forbidden ground they are removed. Returns how many markers were re-typed or removed.
+    /// forbidden ground they are removed (re-typed where
+    /// [`MarkerSettings::forbidden_markers`]). Returns how many markers were re-typed or
+    /// removed.
     pub fn paint(&mut self, shape: Shape, terrain: Terrain) -> Result<usize, MarkerError> {
         let inside = self.inside(&shape)?;
         self.terrain.paint(shape.clone(), terrain)?;
         for &id in &inside {
-            if terrain.is_walkable() {
+            if terrain.is_walkable() || self.settings.forbidden_markers {
                 if let Some(m) = self.slots[id.0 as usize].as_mut() {
                     m.terrain = terrain;
                 }

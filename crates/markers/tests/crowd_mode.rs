@@ -251,32 +251,6 @@ fn c5_crossing_streams_all_arrive() {
     }
 }
 
-/// The lane order parameter of digest 002's C4: for each agent with neighbours (|Δy| < 0.4 m,
-/// |Δx| < 5 m) among `agents` (position, walking east), the square of (same − opposite) /
-/// (same + opposite), averaged; `None` when nobody has a neighbour.
-fn lane_order(agents: &[(DVec2, bool)]) -> Option<f64> {
-    let mut sum = 0.0;
-    let mut counted = 0usize;
-    for (i, (p, east)) in agents.iter().enumerate() {
-        let (mut same, mut opposite) = (0.0, 0.0);
-        for (j, (q, other)) in agents.iter().enumerate() {
-            if i != j && (p.y - q.y).abs() < 0.4 && (p.x - q.x).abs() < 5.0 {
-                if east == other {
-                    same += 1.0;
-                } else {
-                    opposite += 1.0;
-                }
-            }
-        }
-        if same + opposite > 0.0 {
-            let r: f64 = (same - opposite) / (same + opposite);
-            sum += r * r;
-            counted += 1;
-        }
-    }
-    (counted > 0).then(|| sum / counted as f64)
-}
-
 /// C4 (and C5 on it): two groups of 50 enter a 40 × 10 m corridor from opposite ends through
 /// the same four entry points (y = 2, 4, 6, 8 m: every oncoming agent starts on someone's
 /// line), an agent every 4 s a side, in crowd mode, for 4,000 frames (167 s). At the time of
@@ -318,7 +292,7 @@ fn c4_counter_flow_forms_lanes() {
         }
     });
     let (fewer, window) = best;
-    let phi = lane_order(&window).expect("neighbours in the window");
+    let phi = common::lane_order(&window).expect("neighbours in the window");
     let mut rng = ChaCha8Rng::seed_from_u64(24);
     let mut shuffled = 0.0;
     let mut counted = 0;
@@ -329,7 +303,7 @@ fn c4_counter_flow_forms_lanes() {
         }
         let relabelled: Vec<(DVec2, bool)> =
             window.iter().zip(labels).map(|(a, l)| (a.0, l)).collect();
-        if let Some(v) = lane_order(&relabelled) {
+        if let Some(v) = common::lane_order(&relabelled) {
             shuffled += v;
             counted += 1;
         }

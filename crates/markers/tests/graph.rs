@@ -55,7 +55,8 @@ fn the_graph_follows_the_seeds_builder_rules() {
             Terrain::Forbidden,
         )
         .unwrap();
-        let graph = TerrainGraph::build(&set, Some(&slope), four(2.0)).unwrap();
+        set.set_heights(Some(slope.clone())).unwrap();
+        let graph = TerrainGraph::build(&set, four(2.0)).unwrap();
         let at = |c: usize, r: usize| graph.node_at(c, r).expect("a node");
         // A–B: walkable only, (0, 4)–(2, 4) on a slope of 1 in 2: √(2² + 1²).
         let ab = graph.edge(at(0, 2), at(1, 2)).expect("A–B");
@@ -94,7 +95,7 @@ fn routes_go_round_what_costs_more() {
         Terrain::Avoid { intensity: 0.9 },
     )
     .unwrap();
-    let graph = TerrainGraph::build(&set, None, GraphSettings::default()).unwrap();
+    let graph = TerrainGraph::build(&set, GraphSettings::default()).unwrap();
     let route = graph
         .route(&set, DVec2::new(1.0, 5.0), DVec2::new(19.0, 3.0))
         .unwrap();
@@ -117,12 +118,13 @@ fn routes_go_round_what_costs_more() {
     );
 
     // A hill in the middle of an open field: the route climbs less than the straight line.
-    let set = ground(vec![]);
+    let mut set = ground(vec![]);
     let hill = HeightMap::from_fn(DVec2::ZERO, DVec2::new(20.0, 10.0), 0.5, |p| {
         6.0 * (-(p - DVec2::new(10.0, 5.0)).length_squared() / 8.0).exp()
     })
     .unwrap();
-    let graph = TerrainGraph::build(&set, Some(&hill), GraphSettings::default()).unwrap();
+    set.set_heights(Some(hill)).unwrap();
+    let graph = TerrainGraph::build(&set, GraphSettings::default()).unwrap();
     let route = graph
         .route(&set, DVec2::new(1.0, 5.0), DVec2::new(19.0, 5.0))
         .unwrap();
@@ -158,11 +160,11 @@ fn bad_terrain_input_is_refused() {
             ..Default::default()
         },
     ] {
-        assert!(TerrainGraph::build(&set, None, bad).is_err());
+        assert!(TerrainGraph::build(&set, bad).is_err());
     }
     // A forbidden band walls off the east.
     set.paint(band(10.0, 11.0), Terrain::Forbidden).unwrap();
-    let graph = TerrainGraph::build(&set, None, GraphSettings::default()).unwrap();
+    let graph = TerrainGraph::build(&set, GraphSettings::default()).unwrap();
     assert!(matches!(
         graph.route(&set, DVec2::new(1.0, 5.0), DVec2::new(10.5, 5.0)),
         Err(MarkerError::GoalNotWalkable { .. })

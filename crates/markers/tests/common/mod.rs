@@ -101,3 +101,29 @@ impl Run {
 pub fn still(_: AgentId, p: DVec2, _: u64) -> DVec2 {
     p
 }
+
+/// The lane order parameter of digest 002's C4: for each agent with neighbours (|Δy| < 0.4 m,
+/// |Δx| < 5 m) among `agents` (position, walking east), the square of (same − opposite) /
+/// (same + opposite), averaged; `None` when nobody has a neighbour.
+pub fn lane_order(agents: &[(DVec2, bool)]) -> Option<f64> {
+    let mut sum = 0.0;
+    let mut counted = 0usize;
+    for (i, (p, east)) in agents.iter().enumerate() {
+        let (mut same, mut opposite) = (0.0, 0.0);
+        for (j, (q, other)) in agents.iter().enumerate() {
+            if i != j && (p.y - q.y).abs() < 0.4 && (p.x - q.x).abs() < 5.0 {
+                if east == other {
+                    same += 1.0;
+                } else {
+                    opposite += 1.0;
+                }
+            }
+        }
+        if same + opposite > 0.0 {
+            let r: f64 = (same - opposite) / (same + opposite);
+            sum += r * r;
+            counted += 1;
+        }
+    }
+    (counted > 0).then(|| sum / counted as f64)
+}
