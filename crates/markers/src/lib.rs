@@ -49,10 +49,13 @@
 //! - [`mesh`]: markers from an area-equalised terrain mesh (digest 003 §2.3).
 //! - [`house`]: indoor scenes: rooms, doors, the rooms-and-doors graph, the action table.
 //! - [`bio_crowd`]: the BioCrowds back end: direct, A* routed and indoor-routine agents.
+//! - [`bvp`]: painted terrain for the BVP back end: forbidden ground as obstacles, ground to
+//!   avoid as lower conductivity in a weighted harmonic map.
 //! - [`biocrowds`]: BioCrowds motion over typed markers (digest 003 Eqs. 4.2–4.4).
 
 pub mod bio_crowd;
 pub mod biocrowds;
+pub mod bvp;
 pub mod crowd;
 pub mod error;
 pub mod graph;
@@ -65,6 +68,7 @@ pub mod tree;
 
 pub use bio_crowd::{BioCrowd, BioCrowdSettings, BioEvent, BioOrder, BioState, RoutinePhase, Way};
 pub use biocrowds::{BioAgent, BioSettings, FtTable, bio_step};
+pub use bvp::{TerrainMapSettings, forbidden_shapes, terrain_map};
 pub use crowd::{
     Enforcement, MarkerCrowd, MarkerCrowdSettings, MarkerEvent, MarkerState, Mask, Mode, Order,
     PersonalSpace, Phase, Sensed, SurroundRule,
