@@ -120,6 +120,10 @@ pub fn terrain_map(
     Ok(map)
 }
 
+/// A free cell's row: its index, its four couplings (neighbour, face conductivity) and their
+/// sum.
+type Row = (usize, [(usize, f64); 4], f64);
+
 /// SOR on ∇·(k∇p) = 0 (see the module doc).
 fn solve(map: &mut Field<f64>, k: &[f64], settings: &TerrainMapSettings) {
     let (w, h) = (map.width(), map.height());
@@ -128,7 +132,7 @@ fn solve(map: &mut Field<f64>, k: &[f64], settings: &TerrainMapSettings) {
     let (_, kinds, p) = map.parts_mut();
     let free: Vec<bool> = kinds.iter().map(|c| *c == CellKind::Free).collect();
     // Each free cell's four couplings (E, W, N, S), their neighbours and sum.
-    let mut rows: Vec<(usize, [(usize, f64); 4], f64)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for y in 1..h - 1 {
         for x in 1..w - 1 {
             let i = y * w + x;
