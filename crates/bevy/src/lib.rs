@@ -136,7 +136,7 @@ pub use rapier::{CrowdfieldRapierPlugin, collider_shapes};
 pub use scenario::{Scenario, ScenarioError, ScenarioPlugin, ScenarioRoot};
 #[cfg(feature = "markers")]
 pub use scenario::{ScenarioMarkerOrder, ScenarioMarkers, ScenarioSpray};
-pub use settings::{CrowdfieldSettings, MotionMode};
+pub use settings::{CrowdfieldSettings, GroundHeight, GroundPlane, MotionMode};
 pub use world::CrowdWorld;
 
 /// The steering core, re-exported for behaviours, motion laws and direct crowd access.
@@ -165,8 +165,8 @@ pub mod prelude {
         AgentArrived, AgentGoals, AgentPlan, AgentReachedWaypoint, AgentRecovered, AgentRejected,
         AgentState, AgentStuck, AgentStyle, AgentTimedOut, AgentUnreachable, CrowdAgent,
         CrowdObstacle, CrowdWorld, CrowdfieldPlugins, CrowdfieldSettings, CrowdfieldSystems,
-        DesiredVelocity, GoalTarget, MotionMode, ObstacleKind, ObstacleRejected, Scenario,
-        ScenarioRoot, SettingsRejected,
+        DesiredVelocity, GoalTarget, GroundHeight, GroundPlane, MotionMode, ObstacleKind,
+        ObstacleRejected, Scenario, ScenarioRoot, SettingsRejected,
     };
     #[cfg(feature = "sketch")]
     pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathSettings, PathWorld};

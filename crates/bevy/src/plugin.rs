@@ -13,7 +13,7 @@ use crate::messages::{
     AgentArrived, AgentReachedWaypoint, AgentRecovered, AgentRejected, AgentStuck, AgentTimedOut,
     AgentUnreachable, ObstacleRejected, SettingsRejected,
 };
-use crate::settings::{CrowdfieldSettings, MotionMode};
+use crate::settings::{CrowdfieldSettings, GroundHeight, GroundPlane, MotionMode};
 use crate::world::{CrowdWorld, ObstacleSource, agent_params};
 
 /// The plugin's system sets. The planner sets run in `FixedUpdate`, in this order, once per
@@ -96,6 +96,7 @@ pub struct CrowdfieldPlugin;
 impl Plugin for CrowdfieldPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<CrowdfieldSettings>()
+            .init_resource::<GroundHeight>()
             .init_resource::<CrowdWorld>()
             .init_resource::<PlannerClock>()
             .register_type::<CrowdfieldSettings>()
@@ -234,21 +235,22 @@ fn begin_step(
 }
 
 /// An entity's pose for placing its shape: its own Transform when it is top-level, the
-/// propagated GlobalTransform when it is a child. Returns (translation, angle about z, scale).
+/// propagated GlobalTransform when it is a child. Returns (translation, angle, scale) in the
+/// crowd's plane ([`GroundPlane`]).
 pub(crate) fn pose(
     transform: &Transform,
     global: Option<&GlobalTransform>,
     child: bool,
+    plane: GroundPlane,
 ) -> (DVec2, f64, DVec2) {
     let t = match (child, global) {
         (true, Some(g)) => g.compute_transform(),
         _ => *transform,
     };
-    let angle = t.rotation.to_euler(EulerRot::ZYX).0 as f64;
     (
-        t.translation.truncate().as_dvec2(),
-        angle,
-        t.scale.truncate().as_dvec2(),
+        plane.to_ground(t.translation).as_dvec2(),
+        plane.angle(t.rotation) as f64,
+        plane.scale(t.scale).as_dvec2(),
     )
 }
 
@@ -263,6 +265,7 @@ type ObstacleItem<'a> = (
 /// [`CrowdObstacle`] components: static ones into the crowd (again when changed or moved),
 /// moving ones gathered for this step.
 fn sync_obstacles(
+    settings: Res<CrowdfieldSettings>,
     mut world: ResMut<CrowdWorld>,
     obstacles: Query<ObstacleItem>,
     mut removed: RemovedComponents<CrowdObstacle>,
@@ -283,7 +286,7 @@ fn sync_obstacles(
             transform.is_changed()
         };
         let changed = obstacle.is_changed() || moved;
-        let (offset, angle, scale) = pose(&transform, global.as_deref(), child);
+        let (offset, angle, scale) = pose(&transform, global.as_deref(), child, settings.plane);
         let shape = obstacle.shape.transformed(offset, angle, scale);
         match obstacle.kind {
             ObstacleKind::Moving => {
@@ -350,7 +353,7 @@ fn register_agents(
                 let at = if rebuilt && *state != AgentState::Pending {
                     plan.to
                 } else {
-                    transform.translation.truncate()
+                    settings.plane.to_ground(transform.translation)
                 };
                 fresh.push((entity, at));
             }
@@ -476,7 +479,10 @@ fn update_agent(
         crowd.set_behaviour(id, style.behaviour.clone())?;
     }
     if external {
-        crowd.set_position(id, transform.translation.truncate().as_dvec2())?;
+        crowd.set_position(
+            id,
+            settings.plane.to_ground(transform.translation).as_dvec2(),
+        )?;
     }
     Ok(None)
 }
@@ -687,6 +693,7 @@ fn interpolate_transforms(
     settings: Res<CrowdfieldSettings>,
     clock: Res<PlannerClock>,
     fixed: Res<Time<Fixed>>,
+    ground: Res<GroundHeight>,
     mut agents: Query<(&AgentPlan, &AgentState, &mut Transform), With<CrowdAgent>>,
 ) {
     if settings.motion != MotionMode::Transform {
@@ -702,12 +709,17 @@ fn interpolate_transforms(
                 return;
             }
             let p = plan.from.lerp(plan.to, alpha);
-            if transform.translation.truncate() != p {
-                transform.translation.x = p.x;
-                transform.translation.y = p.y;
+            let plane = settings.plane;
+            let at = match plane {
+                // z is the game's (a 2D sprite's layer).
+                GroundPlane::XY => p.extend(transform.translation.z),
+                GroundPlane::XZ => plane.to_world(p, ground.height(p)),
+            };
+            if transform.translation != at {
+                transform.translation = at;
             }
             if settings.face_heading && plan.heading != Vec2::ZERO {
-                let rotation = Quat::from_rotation_z(plan.heading.to_angle());
+                let rotation = plane.rotation(plan.heading.to_angle());
                 if transform.rotation != rotation {
                     transform.rotation = rotation;
                 }

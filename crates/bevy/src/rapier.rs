@@ -26,6 +26,7 @@ use crate::components::CrowdAgent;
 use crate::messages::ObstacleRejected;
 use crate::planner_due;
 use crate::plugin::{SceneInputStage, pose};
+use crate::settings::CrowdfieldSettings;
 use crate::world::{CrowdWorld, ObstacleSource};
 
 /// Reads bevy_rapier2d colliders as obstacles. Part of
@@ -69,6 +70,7 @@ fn body_of(
 }
 
 fn sync_colliders(
+    settings: Res<CrowdfieldSettings>,
     mut world: ResMut<CrowdWorld>,
     colliders: Query<ColliderItem, (Without<CrowdAgent>, Without<Sensor>)>,
     bodies: Query<&RigidBody>,
@@ -102,7 +104,7 @@ fn sync_colliders(
         if moving {
             // A body that turned dynamic leaves the static set.
             world.remove_obstacle(entity, ObstacleSource::Collider);
-            let (offset, angle, scale) = pose(&transform, global.as_deref(), child);
+            let (offset, angle, scale) = pose(&transform, global.as_deref(), child, settings.plane);
             match collider_shapes(&collider, offset, angle, scale) {
                 Ok(shapes) => world.moving.extend(shapes),
                 Err(error) if changed => {
@@ -116,7 +118,7 @@ fn sync_colliders(
             continue;
         }
         world.remove_obstacle(entity, ObstacleSource::Collider);
-        let (offset, angle, scale) = pose(&transform, global.as_deref(), child);
+        let (offset, angle, scale) = pose(&transform, global.as_deref(), child, settings.plane);
         let added = collider_shapes(&collider, offset, angle, scale)
             .and_then(|shapes| world.add_obstacle(entity, ObstacleSource::Collider, shapes));
         if let Err(error) = added {

@@ -94,6 +94,108 @@ pub struct CrowdfieldSettings {
     ///
     /// [`Crowd::set_worker_spin`]: crowdfield_steer::Crowd::set_worker_spin
     pub worker_spin: Duration,
+    /// Which plane of the Transform the crowd walks on: x–y for 2D games (the default), x–z
+    /// with y up for 3D games, heights from [`GroundHeight`]. Set it before agents spawn.
+    pub plane: GroundPlane,
+}
+
+/// The plane of the Transform the crowd's ground lies in ([`CrowdfieldSettings::plane`]).
+///
+/// The crowd itself always works in its own plane (x, y); this says how that plane sits in
+/// the game's world. Agents' Transforms, obstacles' and colliders' poses (rapier 2D colliders
+/// stay the scene input for both) are read and written through it; goals, world bounds and
+/// every other setting are given in the crowd's plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+pub enum GroundPlane {
+    /// The crowd's (x, y) is the Transform's (x, y); z is left alone. Turning is about +z.
+    #[default]
+    XY,
+    /// The crowd's (x, y) is the Transform's (x, −z), y up: looked at from above, the crowd's
+    /// counter-clockwise stays counter-clockwise (and ε > 0 still bends paths towards +v).
+    /// The plugin writes y from [`GroundHeight`], so agents stand on the surface. Turning is
+    /// about +y.
+    XZ,
+}
+
+impl GroundPlane {
+    /// A Transform's translation in the crowd's plane.
+    pub fn to_ground(self, t: Vec3) -> Vec2 {
+        match self {
+            GroundPlane::XY => t.truncate(),
+            GroundPlane::XZ => Vec2::new(t.x, -t.z),
+        }
+    }
+
+    /// A point of the crowd's plane at `height` in the game's world (XY: the height is z).
+    pub fn to_world(self, p: Vec2, height: f32) -> Vec3 {
+        match self {
+            GroundPlane::XY => p.extend(height),
+            GroundPlane::XZ => Vec3::new(p.x, height, -p.y),
+        }
+    }
+
+    /// A Transform's turn in the crowd's plane (about +z, or about +y in XZ), radians.
+    pub fn angle(self, rotation: Quat) -> f32 {
+        match self {
+            GroundPlane::XY => rotation.to_euler(EulerRot::ZYX).0,
+            GroundPlane::XZ => rotation.to_euler(EulerRot::YXZ).0,
+        }
+    }
+
+    /// The rotation that turns +x towards the crowd's `angle`.
+    pub fn rotation(self, angle: f32) -> Quat {
+        match self {
+            GroundPlane::XY => Quat::from_rotation_z(angle),
+            GroundPlane::XZ => Quat::from_rotation_y(angle),
+        }
+    }
+
+    /// A Transform's scale in the crowd's plane.
+    pub fn scale(self, scale: Vec3) -> Vec2 {
+        match self {
+            GroundPlane::XY => scale.truncate(),
+            GroundPlane::XZ => Vec2::new(scale.x, scale.z),
+        }
+    }
+}
+
+/// The ground's height under a point of the crowd's plane, for [`GroundPlane::XZ`]: the
+/// plugin stands agents at it. Flat ground at 0 by default; give a function (a game's own
+/// height field) with [`GroundHeight::new`], or a terrain's height map with
+/// `GroundHeight::from_height_map` (`markers` feature).
+#[derive(Resource, Clone, Default)]
+pub struct GroundHeight(Option<std::sync::Arc<dyn Fn(Vec2) -> f32 + Send + Sync>>);
+
+impl GroundHeight {
+    /// The ground at `height(p)` under each point p of the crowd's plane.
+    pub fn new(height: impl Fn(Vec2) -> f32 + Send + Sync + 'static) -> Self {
+        Self(Some(std::sync::Arc::new(height)))
+    }
+
+    /// The height under `p` (0 on flat ground; a height that is not finite reads 0).
+    pub fn height(&self, p: Vec2) -> f32 {
+        let h = self.0.as_ref().map_or(0.0, |f| f(p));
+        if h.is_finite() { h } else { 0.0 }
+    }
+
+    /// A terrain's height map (`markers` feature): the surface marker agents and terrain
+    /// graphs read.
+    #[cfg(feature = "markers")]
+    pub fn from_height_map(heights: crowdfield_markers::HeightMap) -> Self {
+        Self::new(move |p| heights.height(p.as_dvec2()) as f32)
+    }
+}
+
+impl std::fmt::Debug for GroundHeight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("GroundHeight")
+            .field(&if self.0.is_some() {
+                "a function"
+            } else {
+                "flat"
+            })
+            .finish()
+    }
 }
 
 impl Default for CrowdfieldSettings {
@@ -113,6 +215,7 @@ impl Default for CrowdfieldSettings {
             split_phases: false,
             fuse_motion: false,
             worker_spin: Duration::ZERO,
+            plane: GroundPlane::XY,
         }
     }
 }

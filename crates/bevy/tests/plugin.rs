@@ -933,3 +933,68 @@ fn a_walker_under_a_moving_obstacle_walks_out() {
     );
     assert_eq!(seen(&app).arrived, vec![walker], "after {steps} updates");
 }
+
+/// The plugin on the ground plane of a 3D game ([`GroundPlane::XZ`]): walkers placed with
+/// Transforms on x–z (y up) over a hill read from [`GroundHeight`] arrive, and every frame
+/// their Transform stands on the surface (y = the height under them) at the crowd's position
+/// (x, −z); an obstacle's Transform is read on the same plane; they turn about +y.
+#[test]
+fn the_xz_plane_stands_agents_on_the_surface() {
+    let mut app = app(30.0, 10.0);
+    let hill = |p: Vec2| 2.0 * (-(p - Vec2::new(15.0, 5.0)).length_squared() / 20.0).exp();
+    app.insert_resource(CrowdfieldSettings {
+        planner_hz: HZ,
+        world_min: Vec2::ZERO,
+        world_max: Vec2::new(30.0, 10.0),
+        plane: GroundPlane::XZ,
+        ..default()
+    })
+    .insert_resource(GroundHeight::new(hill));
+    // A pillar at the crowd's (15, 2): Transform (15, 0, −2).
+    app.world_mut().spawn((
+        CrowdObstacle::fixed(Shape::Disc {
+            centre: DVec2::ZERO,
+            radius: 1.0,
+        }),
+        Transform::from_xyz(15.0, 0.0, -2.0),
+    ));
+    let goals = [Vec2::new(28.0, 2.0), Vec2::new(28.0, 8.0)];
+    let walkers: Vec<Entity> = [Vec2::new(2.0, 2.0), Vec2::new(2.0, 8.0)]
+        .iter()
+        .zip(goals)
+        .map(|(at, goal)| {
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_xyz(at.x, hill(*at), -at.y),
+                    AgentGoals::point(goal),
+                ))
+                .id()
+        })
+        .collect();
+    let mut worst: f32 = 0.0;
+    let mut least_to_pillar = f32::INFINITY;
+    let steps = run_until(&mut app, 400, |app| {
+        for w in &walkers {
+            let t = app.world().get::<Transform>(*w).unwrap();
+            let ground = Vec2::new(t.translation.x, -t.translation.z);
+            worst = worst.max((t.translation.y - hill(ground)).abs());
+            least_to_pillar = least_to_pillar.min(ground.distance(Vec2::new(15.0, 2.0)));
+        }
+        seen(app).arrived.len() == 2
+    });
+    assert!(steps < 400, "both arrived");
+    assert!(worst < 1e-5, "off the surface by {worst}");
+    assert!(least_to_pillar > 1.0, "walked round the pillar: {least_to_pillar}");
+    app.update();
+    for (w, goal) in walkers.iter().zip(goals) {
+        let t = app.world().get::<Transform>(*w).unwrap();
+        let ground = Vec2::new(t.translation.x, -t.translation.z);
+        assert!(planned(&app, *w).distance(ground) < 1e-4);
+        assert!(ground.distance(goal) <= 1.2, "{ground} at {goal}");
+        assert!((t.translation.y - hill(ground)).abs() < 1e-5);
+        // Turned about +y towards the east: +x stays level.
+        let forward = t.rotation * Vec3::X;
+        assert!(forward.y.abs() < 1e-5 && forward.x > 0.5, "{forward}");
+    }
+}
