@@ -99,6 +99,8 @@ mod plugin;
 mod rapier;
 pub mod scenario;
 mod settings;
+#[cfg(feature = "markers")]
+pub mod terrain;
 mod world;
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
@@ -137,6 +139,12 @@ pub use scenario::{Scenario, ScenarioError, ScenarioPlugin, ScenarioRoot};
 #[cfg(feature = "markers")]
 pub use scenario::{ScenarioMarkerOrder, ScenarioMarkers, ScenarioSpray};
 pub use settings::{CrowdfieldSettings, GroundHeight, GroundPlane, MotionMode};
+#[cfg(feature = "markers")]
+pub use terrain::{
+    BioAgents, BioOrderRejected, BioSteering, BioSteeringSettings, CrowdfieldTerrainPlugin,
+    FromTerrain, TerrainFileError, TerrainFileLoader, TerrainGround, TerrainGroundFile,
+    TerrainRejected, TerrainWorld,
+};
 pub use world::CrowdWorld;
 
 /// The steering core, re-exported for behaviours, motion laws and direct crowd access.
@@ -172,6 +180,11 @@ pub mod prelude {
     pub use crate::{AgentPath, BrushRejected, MarkerBrush, PathRejected, PathSettings, PathWorld};
     #[cfg(feature = "markers")]
     pub use crate::{
+        BioAgents, BioOrderRejected, BioSteering, BioSteeringSettings, TerrainGround,
+        TerrainGroundFile, TerrainRejected, TerrainWorld,
+    };
+    #[cfg(feature = "markers")]
+    pub use crate::{
         MarkerAgents, MarkerFile, MarkerGround, MarkerGroundFile, MarkerOrderRejected,
         MarkerSteering, MarkerSteeringSettings, MarkerWorld, MarkersRejected,
     };
@@ -201,7 +214,8 @@ pub mod prelude {
 
 /// All crowdfield plugins: [`CrowdfieldPlugin`], [`ScenarioPlugin`], with the `groups` feature
 /// [`CrowdfieldGroupPlugin`], with the `sketch` feature
-/// [`CrowdfieldPathPlugin`], with the `markers` feature [`CrowdfieldMarkerPlugin`] and with the
+/// [`CrowdfieldPathPlugin`], with the `markers` feature [`CrowdfieldMarkerPlugin`] and
+/// [`CrowdfieldTerrainPlugin`] and with the
 /// `rapier` feature [`CrowdfieldRapierPlugin`]. Works with `MinimalPlugins` (add Bevy's `AssetPlugin`
 /// before it for scenario files) as well as `DefaultPlugins`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -217,7 +231,9 @@ impl PluginGroup for CrowdfieldPlugins {
         #[cfg(feature = "sketch")]
         let group = group.add(CrowdfieldPathPlugin);
         #[cfg(feature = "markers")]
-        let group = group.add(CrowdfieldMarkerPlugin);
+        let group = group
+            .add(CrowdfieldMarkerPlugin)
+            .add(CrowdfieldTerrainPlugin);
         #[cfg(feature = "rapier")]
         let group = group.add(CrowdfieldRapierPlugin);
         group

@@ -186,18 +186,15 @@ pub(crate) fn sync_marker_agents(
         let Some(crowd) = world.crowd_mut() else {
             return;
         };
-        let mut keep = Vec::with_capacity(agents.agents.len());
-        for (entity, id, order) in std::mem::take(&mut agents.agents) {
-            if steered.get(entity).is_ok() && crowd.agent(id).is_some() {
-                keep.push((entity, id, order));
-            } else {
-                agents.crowd.remove(id);
-                if crowd.agent(id).is_some() {
-                    let _ = crowd.set_steering(id, Steering::LocalMap);
-                }
-            }
-        }
-        agents.agents = keep;
+        let back = &mut agents.crowd;
+        keep_steered(
+            crowd,
+            &mut agents.agents,
+            |e| steered.contains(e),
+            |id| {
+                back.remove(id);
+            },
+        );
     }
     let empty;
     let set = match markers.markers() {
@@ -248,6 +245,26 @@ pub(crate) fn sync_marker_agents(
             }
         }
     }
+}
+
+/// Keeps the back end's agents that are still steered by it and in the crowd; the others
+/// leave it (`leave`) and walk their own local maps again.
+pub(crate) fn keep_steered<T>(
+    crowd: &mut crowdfield_steer::Crowd,
+    agents: &mut Vec<(Entity, AgentId, T)>,
+    steered: impl Fn(Entity) -> bool,
+    mut leave: impl FnMut(AgentId),
+) {
+    agents.retain(|(entity, id, _)| {
+        if steered(*entity) && crowd.agent(*id).is_some() {
+            return true;
+        }
+        leave(*id);
+        if crowd.agent(*id).is_some() {
+            let _ = crowd.set_steering(*id, Steering::LocalMap);
+        }
+        false
+    });
 }
 
 /// A component's order in crowd ids.

@@ -138,7 +138,7 @@ impl CrowdWorld {
     /// its colliders), in world coordinates.
     ///
     /// [`CrowdObstacle`]: crate::CrowdObstacle
-    #[cfg(feature = "groups")]
+    #[cfg(any(feature = "groups", feature = "markers"))]
     pub(crate) fn obstacle_shapes(&self, entity: Entity) -> Vec<Shape> {
         let Some(crowd) = self.crowd.as_ref() else {
             return Vec::new();

@@ -985,7 +985,10 @@ fn the_xz_plane_stands_agents_on_the_surface() {
     });
     assert!(steps < 400, "both arrived");
     assert!(worst < 1e-5, "off the surface by {worst}");
-    assert!(least_to_pillar > 1.0, "walked round the pillar: {least_to_pillar}");
+    assert!(
+        least_to_pillar > 1.0,
+        "walked round the pillar: {least_to_pillar}"
+    );
     app.update();
     for (w, goal) in walkers.iter().zip(goals) {
         let t = app.world().get::<Transform>(*w).unwrap();

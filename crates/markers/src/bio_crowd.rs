@@ -39,11 +39,12 @@ use crate::{GraphSettings, House, MarkerError, MarkerSet, TerrainGraph};
 /// How a BioCrowds agent finds its way.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Way {
     /// Straight for its goals (the seed's A* off).
     Direct,
     /// Along A* routes over the terrain graph (the seed's A* on).
+    #[default]
     AStar,
     /// The indoor routine in the back end's house; the seed of its random stream.
     Routine {

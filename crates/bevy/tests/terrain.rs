@@ -1,0 +1,357 @@
+//! Headless app tests of terrain reasoning in the plugin (seed 003): BioCrowds agents on a
+//! terrain in the x–z plane, fish in a lake, a routine in a house, terrain files, bad input.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_crowdfield::markers::{
+    Door, FtTable, HeightMap, House, Room, RoomKind, RoutinePhase, Terrain, TerrainRegion, Way,
+};
+use bevy_crowdfield::prelude::*;
+use common::*;
+
+fn hill() -> HeightMap {
+    HeightMap::from_fn(DVec2::ZERO, DVec2::new(30.0, 12.0), 0.5, |p| {
+        1.5 * (-(p - DVec2::new(15.0, 8.0)).length_squared() / 12.0).exp()
+    })
+    .unwrap()
+}
+
+fn pond() -> Shape {
+    Shape::Disc {
+        centre: DVec2::new(15.0, 4.0),
+        radius: 2.0,
+    }
+}
+
+#[derive(Resource, Default)]
+struct Refused(Vec<BioOrderRejected>);
+
+fn refused(mut seen: ResMut<Refused>, mut m: MessageReader<BioOrderRejected>) {
+    seen.0.extend(m.read().cloned());
+}
+
+fn terrain_app(ground: TerrainGround, plane: GroundPlane) -> App {
+    let mut app = app(30.0, 12.0);
+    app.insert_resource(CrowdfieldSettings {
+        planner_hz: HZ,
+        world_min: Vec2::ZERO,
+        world_max: Vec2::new(30.0, 12.0),
+        plane,
+        ..default()
+    })
+    .insert_resource(ground)
+    .init_resource::<Refused>()
+    .add_systems(FixedUpdate, refused.after(CrowdfieldSystems::Events));
+    app
+}
+
+fn ground_of(t: &Transform, plane: GroundPlane) -> Vec2 {
+    plane.to_ground(t.translation)
+}
+
+/// Walkers on A* routes in the x–z plane of a 3D game: they arrive, never stand on the
+/// forbidden pond, and their Transforms stand on the hill's surface.
+#[test]
+fn bio_agents_walk_a_terrain_in_the_xz_plane() {
+    let heights = hill();
+    let mut app = terrain_app(
+        TerrainGround {
+            heights: Some(heights.clone()),
+            regions: vec![TerrainRegion {
+                shape: pond(),
+                terrain: Terrain::Forbidden,
+            }],
+            ..default()
+        },
+        GroundPlane::XZ,
+    );
+    let walkers: Vec<Entity> = [3.0, 4.0, 5.0]
+        .iter()
+        .map(|y| {
+            let at = Vec2::new(2.0, *y);
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_xyz(at.x, heights.height(at.as_dvec2()) as f32, -at.y),
+                    AgentGoals::point(Vec2::new(28.0, 4.0)),
+                    BioSteering {
+                        group: Some(0),
+                        ..default()
+                    },
+                ))
+                .id()
+        })
+        .collect();
+    let (mut off_surface, mut wet): (f32, usize) = (0.0, 0);
+    let steps = run_until(&mut app, 600, |app| {
+        for w in &walkers {
+            let t = app.world().get::<Transform>(*w).unwrap();
+            let p = ground_of(t, GroundPlane::XZ);
+            off_surface =
+                off_surface.max((t.translation.y - heights.height(p.as_dvec2()) as f32).abs());
+            if p.distance(Vec2::new(15.0, 4.0)) < 2.0 {
+                wet += 1;
+            }
+        }
+        seen(app).arrived.len() == 3
+    });
+    println!("x–z terrain: 3 arrived in {steps} planner steps; off the surface by {off_surface}");
+    assert!(steps < 600, "all arrived");
+    assert_eq!(wet, 0);
+    assert!(off_surface < 1e-4);
+    assert!(
+        app.world()
+            .resource::<TerrainWorld>()
+            .markers()
+            .unwrap()
+            .len()
+            > 10_000
+    );
+    assert!(app.world().resource::<Refused>().0.is_empty());
+    // The pond is a crowd obstacle spawned by the terrain.
+    let mut obstacles = app
+        .world_mut()
+        .query::<(&CrowdObstacle, &bevy_crowdfield::FromTerrain)>();
+    assert_eq!(
+        obstacles
+            .iter(app.world())
+            .filter(|(_, f)| f.forbidden)
+            .count(),
+        1
+    );
+}
+
+/// Fish (the inverted table) cross a lake people may not walk into, while people walk round
+/// it; the lake is no crowd obstacle here (`forbidden_obstacles` off).
+#[test]
+fn fish_stay_in_their_lake() {
+    let mut app = terrain_app(
+        TerrainGround {
+            regions: vec![TerrainRegion {
+                shape: Shape::Disc {
+                    centre: DVec2::new(15.0, 6.0),
+                    radius: 4.0,
+                },
+                terrain: Terrain::Forbidden,
+            }],
+            forbidden_obstacles: false,
+            ..default()
+        },
+        GroundPlane::XY,
+    );
+    let lake = Vec2::new(15.0, 6.0);
+    let fish: Vec<Entity> = [5.0, 6.0, 7.0]
+        .iter()
+        .map(|y| {
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_xyz(12.0, *y, 0.0),
+                    AgentGoals::point(Vec2::new(18.0, *y)),
+                    BioSteering {
+                        ft: FtTable::inverted(),
+                        way: Way::Direct,
+                        group: None,
+                    },
+                ))
+                .id()
+        })
+        .collect();
+    let walker = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(2.0, 6.0, 0.0),
+            AgentGoals::point(Vec2::new(28.0, 6.0)),
+            BioSteering::default(),
+        ))
+        .id();
+    let (mut fish_out, mut walker_in) = (0, 0);
+    let steps = run_until(&mut app, 600, |app| {
+        for f in &fish {
+            let p = app
+                .world()
+                .get::<Transform>(*f)
+                .unwrap()
+                .translation
+                .truncate();
+            if p.distance(lake) > 4.0 {
+                fish_out += 1;
+            }
+        }
+        let p = app
+            .world()
+            .get::<Transform>(walker)
+            .unwrap()
+            .translation
+            .truncate();
+        if p.distance(lake) < 4.0 {
+            walker_in += 1;
+        }
+        seen(app).arrived.len() == 4
+    });
+    assert!(steps < 600, "all arrived");
+    assert_eq!((fish_out, walker_in), (0, 0));
+}
+
+fn small_house() -> House {
+    let room = |kind, x0: f64, x1: f64| Room {
+        name: format!("{kind:?}"),
+        kind,
+        min: DVec2::new(x0, 2.0),
+        max: DVec2::new(x1, 8.0),
+    };
+    House::new(
+        vec![
+            room(RoomKind::Kitchen, 2.0, 8.0),
+            room(RoomKind::Hall, 8.0, 12.0),
+            room(RoomKind::Bedroom, 12.0, 18.0),
+        ],
+        vec![
+            Door {
+                position: DVec2::new(8.0, 5.0),
+                rooms: [0, 1],
+                width: 1.0,
+            },
+            Door {
+                position: DVec2::new(12.0, 4.0),
+                rooms: [1, 2],
+                width: 1.0,
+            },
+        ],
+    )
+    .unwrap()
+}
+
+/// An agent lives the routine in a house: its walls are obstacles, and it reaches rooms and
+/// acts there.
+#[test]
+fn a_routine_in_a_house() {
+    let mut app = terrain_app(
+        TerrainGround {
+            house: Some(small_house()),
+            ..default()
+        },
+        GroundPlane::XY,
+    );
+    let dweller = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(4.0, 4.0, 0.0),
+            BioSteering {
+                way: Way::Routine { seed: 3 },
+                ..default()
+            },
+        ))
+        .id();
+    let mut rooms = std::collections::BTreeSet::new();
+    for _ in 0..1_500 {
+        app.update();
+        let agents = app.world().resource::<BioAgents>();
+        if let Some(RoutinePhase::Acting { room, .. }) =
+            agents.state(dweller).and_then(|s| s.routine())
+        {
+            rooms.insert(*room);
+        }
+    }
+    println!(
+        "routine: rooms acted in {rooms:?}; markers {:?}, agents {}, state {:?}, at {:?}, rejected {:?}",
+        app.world()
+            .resource::<TerrainWorld>()
+            .markers()
+            .map(|s| s.len()),
+        app.world().resource::<BioAgents>().crowd().len(),
+        app.world()
+            .resource::<BioAgents>()
+            .state(dweller)
+            .map(|s| s.routine().cloned()),
+        app.world().get::<Transform>(dweller).unwrap().translation,
+        seen(&app).rejected,
+    );
+    assert!(rooms.contains(&0) && rooms.contains(&2), "{rooms:?}");
+    let walls = app
+        .world_mut()
+        .query_filtered::<&CrowdObstacle, With<bevy_crowdfield::FromTerrain>>()
+        .iter(app.world())
+        .count();
+    assert!(walls > 8);
+}
+
+/// Bad input: an ft table outside [0, 1] and a goal on forbidden ground (no crowd obstacle
+/// here: the crowd itself would refuse a goal inside one) are told once each and the agents
+/// stand; a density of 0 is told; terrain files round trip and bad text is refused.
+#[test]
+fn bad_terrain_input_is_told() {
+    let ground = TerrainGround {
+        regions: vec![TerrainRegion {
+            shape: pond(),
+            terrain: Terrain::Forbidden,
+        }],
+        forbidden_obstacles: false,
+        ..default()
+    };
+    let text = ground.to_ron();
+    assert_eq!(TerrainGround::from_ron(&text).unwrap(), ground);
+    assert!(TerrainGround::from_ron("TerrainGround(density: \"many\")").is_err());
+    let mut app = terrain_app(ground, GroundPlane::XY);
+    let wrong = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(2.0, 8.0, 0.0),
+            AgentGoals::point(Vec2::new(28.0, 8.0)),
+            BioSteering {
+                ft: FtTable {
+                    walkable: 1.5,
+                    ..default()
+                },
+                ..default()
+            },
+        ))
+        .id();
+    let wet = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(2.0, 4.0, 0.0),
+            AgentGoals::point(Vec2::new(15.0, 4.0)),
+            BioSteering::default(),
+        ))
+        .id();
+    for _ in 0..40 {
+        app.update();
+    }
+    let told: Vec<Option<Entity>> = app
+        .world()
+        .resource::<Refused>()
+        .0
+        .iter()
+        .map(|m| m.entity)
+        .collect();
+    assert_eq!(told, vec![Some(wrong), Some(wet)]);
+    for e in [wrong, wet] {
+        let p = app
+            .world()
+            .get::<Transform>(e)
+            .unwrap()
+            .translation
+            .truncate();
+        assert!(p.x < 2.5, "{p}");
+    }
+    app.insert_resource(TerrainGround {
+        density: 0.0,
+        ..default()
+    });
+    let mut rejected = 0;
+    for _ in 0..5 {
+        app.update();
+        rejected += app
+            .world()
+            .resource::<Messages<TerrainRejected>>()
+            .iter_current_update_messages()
+            .count();
+    }
+    assert!(rejected >= 1);
+}
