@@ -22,7 +22,10 @@
 //!   stay on the surface (digest 003 §8's re-projection, always on; the seed's agents could
 //!   leave a steep surface, §5.2.1).
 
+use std::collections::HashMap;
+
 use glam::{DVec2, DVec3};
+use rayon::prelude::*;
 
 use crate::personal::{Candidate, Owners, Split};
 use crate::{MarkerError, MarkerId, MarkerSet, Terrain};
@@ -197,34 +200,49 @@ pub(crate) fn step_many(
     for a in agents {
         a.ft.validate()?;
     }
+    /// One band's sums: Σ f·ft·(m − p) and Σ f for each agent it saw, in first-seen order.
     struct Sums<'a> {
         set: &'a MarkerSet,
         agents: &'a [BioAgent],
         cell: Vec<usize>,
         /// Each agent's position and goal on the surface.
-        at: Vec<(DVec3, DVec3)>,
-        /// Σ f·ft·(m − p) and Σ f per agent.
-        pull: Vec<(DVec3, f64)>,
+        at: &'a [(DVec3, DVec3)],
+        slots: HashMap<usize, usize>,
+        /// The cell's candidates' slots in `pull` (`usize::MAX`: no goal, not summed).
+        cell_slots: Vec<usize>,
+        pull: Vec<(usize, DVec3, f64)>,
     }
     impl Owners for Sums<'_> {
         fn cell(&mut self, _: DVec2, _: DVec2, candidates: &[Candidate]) {
             self.cell.clear();
             self.cell.extend(candidates.iter().map(|c| c.index));
+            self.cell_slots.clear();
+            for &i in &self.cell {
+                let slot = if self.agents[i].goal.is_none() {
+                    usize::MAX
+                } else {
+                    *self.slots.entry(i).or_insert_with(|| {
+                        self.pull.push((i, DVec3::ZERO, 0.0));
+                        self.pull.len() - 1
+                    })
+                };
+                self.cell_slots.push(slot);
+            }
         }
         fn marker(&mut self, owner: usize, id: u32, m: DVec2, _: f64) {
-            let i = self.cell[owner];
-            let agent = &self.agents[i];
-            if agent.goal.is_none() {
+            let slot = self.cell_slots[owner];
+            if slot == usize::MAX {
                 return;
             }
+            let i = self.cell[owner];
+            let Some(marker) = self.set.marker(MarkerId(id)) else {
+                return;
+            };
             let (p, goal) = self.at[i];
-            let m = self.set.surface(m);
+            let m = m.extend(marker.height);
             let f = weight(goal - p, m - p);
-            let ft = self
-                .set
-                .marker(MarkerId(id))
-                .map_or(0.0, |marker| agent.ft.ft(marker.terrain));
-            let (pull, sum) = &mut self.pull[i];
+            let ft = self.agents[i].ft.ft(marker.terrain);
+            let (_, pull, sum) = &mut self.pull[slot];
             *pull += f * ft * (m - p);
             *sum += f;
         }
@@ -234,25 +252,39 @@ pub(crate) fn step_many(
         .map(|a| a.position.is_finite().then_some(a.position))
         .collect();
     let split = Split::new(set, &points, settings.radius);
-    let mut sums = Sums {
-        set,
-        agents,
-        cell: Vec::new(),
-        at: agents
-            .iter()
-            .map(|a| {
-                let goal = a.goal.unwrap_or(a.position);
-                (set.surface(a.position), set.surface(goal))
-            })
-            .collect(),
-        pull: vec![(DVec3::ZERO, 0.0); agents.len()],
-    };
+    let at: Vec<(DVec3, DVec3)> = agents
+        .iter()
+        .map(|a| {
+            let goal = a.goal.unwrap_or(a.position);
+            (set.surface(a.position), set.surface(goal))
+        })
+        .collect();
     let reach = split.reach(|i| agents[i].goal.is_some());
-    for band in 0..split.bands() {
-        split.walk_band(band, &reach, &mut sums);
+    // Bands in parallel, added in band order: the sums do not depend on the thread count.
+    let bands: Vec<Vec<(usize, DVec3, f64)>> = (0..split.bands())
+        .into_par_iter()
+        .map(|band| {
+            let mut sums = Sums {
+                set,
+                agents,
+                cell: Vec::new(),
+                at: &at,
+                slots: HashMap::new(),
+                cell_slots: Vec::new(),
+                pull: Vec::new(),
+            };
+            split.walk_band(band, &reach, &mut sums);
+            sums.pull
+        })
+        .collect();
+    let mut pull = vec![(DVec3::ZERO, 0.0); agents.len()];
+    for list in bands {
+        for (i, p, f) in list {
+            pull[i].0 += p;
+            pull[i].1 += f;
+        }
     }
-    Ok(sums
-        .pull
+    Ok(pull
         .iter()
         .map(|&(pull, sum)| {
             if !(sum > 0.0 && sum.is_finite()) {

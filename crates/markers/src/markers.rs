@@ -44,6 +44,9 @@ pub struct Marker {
     /// A tag given when it was sprayed (a formation shape, an alignment mask), `None` for the
     /// ground's markers.
     pub tag: Option<u32>,
+    /// The ground's height under it (0 without heights; [`MarkerSet::set_heights`] keeps it).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub height: f64,
 }
 
 /// How a generation scatters markers over the whole walkable ground.
@@ -275,6 +278,9 @@ impl MarkerSet {
             h.validate()?;
         }
         self.heights = heights.clone();
+        for m in self.slots.iter_mut().flatten() {
+            m.height = heights.as_ref().map_or(0.0, |h| h.height(m.position));
+        }
         self.edits.push(Edit::Heights { heights });
         Ok(())
     }
@@ -763,6 +769,7 @@ impl MarkerSet {
             position,
             terrain: self.terrain.terrain_at(position),
             tag,
+            height: self.height(position),
         }));
         let (col, row) = self.cell_of(position);
         self.cells[row * self.cols + col].push((id, position));
