@@ -40,6 +40,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
         measurements: Vec::new(),
         groups: Vec::new(),
         markers: None,
+        terrain: None,
         regions: [(0.5, 199.5, 1), (130.5, 0.5, 2)]
             .into_iter()
             .map(|(x, goal_x, seed)| ScenarioRegion {
@@ -57,6 +58,7 @@ fn plaza(agents: usize, frames_per_step: u32) -> App {
                 style: AgentStyle::default(),
                 path: None,
                 markers: None,
+                bio: None,
             })
             .collect(),
     };

@@ -74,6 +74,11 @@ pub struct Scenario {
     #[cfg(feature = "markers")]
     #[serde(default)]
     pub markers: Option<ScenarioMarkers>,
+    /// The terrain (seed 003: heights, painted regions, a house; with the `markers` feature):
+    /// inserted as [`TerrainGround`](crate::TerrainGround).
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub terrain: Option<crate::TerrainGround>,
 }
 
 /// A group of a scenario: its members, formation, settings and order.
@@ -282,6 +287,11 @@ pub struct ScenarioAgent {
     #[cfg(feature = "markers")]
     #[serde(default)]
     pub markers: Option<ScenarioMarkerOrder>,
+    /// Steered by the BioCrowds back end (seed 003) on the scenario's terrain (with the
+    /// `markers` feature; [`BioSteering`](crate::BioSteering)).
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub bio: Option<crate::BioSteering>,
 }
 
 /// A marker agent's order in a scenario ([`MarkerSteering`](crate::MarkerSteering)); other
@@ -420,6 +430,11 @@ pub struct ScenarioRegion {
     #[cfg(feature = "markers")]
     #[serde(default)]
     pub markers: Option<ScenarioMarkerOrder>,
+    /// Every agent of the region steered by the BioCrowds back end (with the `markers`
+    /// feature).
+    #[cfg(feature = "markers")]
+    #[serde(default)]
+    pub bio: Option<crate::BioSteering>,
 }
 
 /// The longest side of a measurement area, in metres. The runner rasterises each area's
@@ -680,6 +695,8 @@ impl Scenario {
                     path: region.path.clone(),
                     #[cfg(feature = "markers")]
                     markers: region.markers.clone(),
+                    #[cfg(feature = "markers")]
+                    bio: region.bio,
                 });
                 made += 1;
             }
@@ -825,6 +842,41 @@ impl Scenario {
             }
             index += count;
         }
+        // BioCrowds agents: ft tables in [0, 1]; the terrain's density and house.
+        let bios = self
+            .agents
+            .iter()
+            .map(|a| (&a.bio, 1))
+            .chain(self.regions.iter().map(|r| (&r.bio, r.count)));
+        let mut index = 0;
+        for (bio, count) in bios {
+            if let Some(bio) = bio {
+                bio.ft.validate().map_err(|e| ScenarioError::Markers {
+                    index,
+                    message: e.to_string(),
+                })?;
+            }
+            index += count;
+        }
+        if let Some(terrain) = &self.terrain {
+            let bad = |message: String| ScenarioError::Markers { index: 0, message };
+            if !(terrain.density > 0.0 && terrain.density <= crowdfield_markers::MAX_DENSITY) {
+                return Err(bad(
+                    "the terrain's marker density must lie in (0, 10,000] per m²".into(),
+                ));
+            }
+            if let Some(house) = &terrain.house {
+                house.validate().map_err(|e| bad(e.to_string()))?;
+            }
+            if let Some(heights) = &terrain.heights {
+                heights.validate().map_err(|e| bad(e.to_string()))?;
+            }
+            let mut map = crowdfield_markers::TerrainMap::new();
+            for r in &terrain.regions {
+                map.paint(r.shape.clone(), r.terrain)
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+        }
         if let Some(ground) = &self.markers {
             let density_ok = |d: f64| d > 0.0 && d <= crowdfield_markers::MAX_DENSITY;
             if !density_ok(ground.density) || ground.sprays.iter().any(|s| !density_ok(s.density)) {
@@ -871,9 +923,15 @@ impl Scenario {
                 commands.queue(spray_command(spray.clone()));
             }
         }
+        if let Some(terrain) = &self.terrain {
+            commands.insert_resource(terrain.clone());
+        }
         let (agents, _) = self.agents();
         let entity = |i: &usize| spawned.get(*i).copied();
         for (agent, me) in agents.iter().zip(spawned) {
+            if let Some(bio) = agent.bio {
+                commands.entity(*me).insert(bio);
+            }
             let Some(order) = &agent.markers else {
                 continue;
             };

@@ -206,7 +206,10 @@ pub struct BioOrderRejected {
 /// Puts a crowd agent under the BioCrowds back end (seed 003): its `ft` table, its way
 /// (straight, A*, or the house's routine) and its group (members heading for one goal share
 /// one A* route).
-#[derive(Component, Debug, Clone, Copy, PartialEq, Default)]
+#[derive(
+    Component, Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(default)]
 pub struct BioSteering {
     /// Its terrain factors (Eq. 4.3): [`FtTable::inverted`] for fish.
     pub ft: FtTable,

@@ -355,3 +355,54 @@ fn bad_terrain_input_is_told() {
     }
     assert!(rejected >= 1);
 }
+
+/// The shipped terrain scenario: the terrain and the BioCrowds orders reach the app, every
+/// walker arrives, none walks into the pond; bad terrains and ft tables are refused on load.
+#[test]
+fn the_terrain_scenario_runs() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/scenarios/terrain.scenario.ron"
+    );
+    let scenario = Scenario::from_path(std::path::Path::new(path)).unwrap();
+    scenario.check_world().unwrap();
+    let mut app = app(40.0, 20.0);
+    scenario.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
+    let mut queue = bevy::ecs::world::CommandQueue::default();
+    let spawned = scenario.spawn(&mut Commands::new(&mut queue, app.world()), None);
+    queue.apply(app.world_mut());
+    assert!(spawned.iter().all(|m| *m == 0));
+    let mut steered = app.world_mut().query::<(Entity, &BioSteering)>();
+    let walkers: Vec<Entity> = steered.iter(app.world()).map(|(e, _)| e).collect();
+    assert_eq!(walkers.len(), 18);
+    let mut wet = 0;
+    let steps = run_until(&mut app, 800, |app| {
+        for w in &walkers {
+            if let Some(t) = app.world().get::<Transform>(*w)
+                && t.translation.truncate().distance(Vec2::new(20.0, 10.0)) < 3.5
+            {
+                wet += 1;
+            }
+        }
+        seen(app).arrived.len() == 18
+    });
+    println!("terrain scenario: 18 arrived in {steps} planner steps");
+    assert!(steps < 800);
+    assert_eq!(wet, 0);
+    let text = std::fs::read_to_string(path).unwrap();
+    for (from, to) in [
+        (
+            "bio: Some((way: Direct))",
+            "bio: Some((way: Direct, ft: (walkable: 2.0)))",
+        ),
+        ("intensity: 0.7", "intensity: 1.5"),
+        ("cols: 9, rows: 5", "cols: 9, rows: 4"),
+    ] {
+        let bad = text.replace(from, to);
+        let checked = Scenario::from_ron(&bad).and_then(|s| s.check_world());
+        assert!(
+            matches!(checked, Err(bevy_crowdfield::ScenarioError::Markers { .. })),
+            "{to}: {checked:?}"
+        );
+    }
+}

@@ -246,6 +246,7 @@ pub fn from_menge(
             style,
             path: None,
             markers: None,
+            bio: None,
         });
     }
     let mut scenario = Scenario {
@@ -269,6 +270,7 @@ pub fn from_menge(
         measurements: Vec::new(),
         groups: Vec::new(),
         markers: None,
+        terrain: None,
     };
     // The world: everything the run touches, with a margin.
     let mut points: Vec<DVec2> = scene_parts

@@ -1000,6 +1000,7 @@ mod tests {
             measurements: Vec::new(),
             groups: Vec::new(),
             markers: None,
+            terrain: None,
         };
         let recorder = |times: &[f64]| {
             let measurer = Measurer::new(&[], (DVec2::ZERO, DVec2::splat(10.0)), &[], 0.5);

@@ -275,6 +275,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             measurements: Vec::new(),
             groups: Vec::new(),
             markers: None,
+            terrain: None,
         };
         // One portable stream (ChaCha8) for the obstacle regions' squares and the regions'
         // seeds, in the order they are met.
@@ -346,6 +347,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                             style,
                             path: None,
                             markers: None,
+                            bio: None,
                         }),
                         None => {
                             anywhere.push(scenario.regions.len());
@@ -358,6 +360,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 style,
                                 path: None,
                                 markers: None,
+                                bio: None,
                             });
                         }
                     }
@@ -375,6 +378,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                         style,
                         path: None,
                         markers: None,
+                        bio: None,
                     });
                 }
                 other => self.note(node, format!("<{other}> has no counterpart: left out")),

@@ -43,6 +43,7 @@ pub fn weight(x: DVec3, y: DVec3) -> f64 {
 /// The terrain factor of each kind of ground (Eq. 4.3), for one agent or a class of agents.
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FtTable {
     /// On walkable ground (the seed's 1).

@@ -140,10 +140,18 @@ impl House {
     /// the wall its rooms share or not finite or not wider than 0, and rooms without a door
     /// when the house has more than one room (nobody could walk in or out).
     pub fn new(rooms: Vec<Room>, doors: Vec<Door>) -> Result<Self, MarkerError> {
+        let house = Self { rooms, doors };
+        house.validate()?;
+        Ok(house)
+    }
+
+    /// Checks what [`new`](Self::new) checks (for a house read from a file).
+    pub fn validate(&self) -> Result<(), MarkerError> {
+        let (rooms, doors) = (&self.rooms, &self.doors);
         if rooms.is_empty() {
             return Err(MarkerError::BadHouse("a house needs a room"));
         }
-        for r in &rooms {
+        for r in rooms {
             if !(r.min.is_finite() && r.max.is_finite()) {
                 return Err(MarkerError::NonFinite("a room's corners"));
             }
@@ -159,7 +167,7 @@ impl House {
                 }
             }
         }
-        for d in &doors {
+        for d in doors {
             if !(d.position.is_finite() && d.width.is_finite()) {
                 return Err(MarkerError::NonFinite("a door"));
             }
@@ -187,7 +195,7 @@ impl House {
                 }
             }
         }
-        Ok(Self { rooms, doors })
+        Ok(())
     }
 
     /// The rooms.
