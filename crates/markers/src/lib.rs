@@ -14,6 +14,12 @@
 //! planner's brushes (`crowdfield_sketch::brush`) edit the markers. The method, the choices
 //! where the seed is silent and the measured tests are in `docs/markers.md`.
 //!
+//! It also holds seed 003's terrain reasoning (`shared/research/seed-003-terrain-reasoning.md`
+//! beside the repository): typed markers from an area-equalised terrain mesh ([`mesh`]),
+//! BioCrowds motion (Eqs. 4.1–4.4, [`biocrowds`]) and its back end ([`BioCrowd`]: straight,
+//! A* routes over the terrain graph, the indoor routine of a [`House`]), and painted terrain
+//! for the BVP back end ([`bvp`]); `docs/terrain.md` has the choices and the measured tests.
+//!
 //! ```
 //! use crowdfield_field::Shape;
 //! use crowdfield_markers::{Generation, MarkerSet, MarkerSettings, Terrain};
