@@ -1106,3 +1106,45 @@ fn bad_input_is_refused_or_reported() {
     // NaN heights.
     assert!(HeightMap::new(DVec2::ZERO, 1.0, 2, 2, vec![0.0, f64::NAN, 0.0, 0.0]).is_err());
 }
+
+/// The determinism contract: a BioCrowds step gives the same displacements bit for bit on one,
+/// two and three threads (bands of the marker index are summed in band order).
+#[test]
+fn bio_steps_do_not_depend_on_the_thread_count() {
+    let hill = HeightMap::from_fn(DVec2::ZERO, DVec2::new(40.0, 30.0), 1.0, |p| {
+        (p.x / 5.0).sin() * (p.y / 4.0).cos()
+    })
+    .unwrap();
+    let mut set = ground(DVec2::new(40.0, 30.0), vec![], Some(hill));
+    set.paint(disc(20.0, 15.0, 3.0), Terrain::Avoid { intensity: 0.5 })
+        .unwrap();
+    let sensed: Vec<Sensed> = (0..300)
+        .map(|k| Sensed {
+            id: AgentId(k),
+            position: DVec2::new(1.0 + (k % 30) as f64 * 1.3, 1.0 + (k / 30) as f64 * 2.8),
+            goal: Some(DVec2::new(39.0 - (k % 7) as f64, 15.0)),
+        })
+        .collect();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut bio = BioCrowd::new(BioCrowdSettings::default()).unwrap();
+        for a in &sensed {
+            bio.insert(a.id, order(Way::Direct)).unwrap();
+        }
+        pool.install(|| bio.step(&set, &sensed).unwrap())
+    };
+    let one = run(1);
+    assert!(one.iter().any(|(_, d)| d.length() > 0.0));
+    for threads in [2, 3] {
+        let other = run(threads);
+        assert!(
+            one.iter().zip(&other).all(|(a, b)| a.0 == b.0
+                && a.1.x.to_bits() == b.1.x.to_bits()
+                && a.1.y.to_bits() == b.1.y.to_bits()),
+            "{threads} threads"
+        );
+    }
+}
