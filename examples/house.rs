@@ -6,11 +6,12 @@
 //!
 //! Rooms are tinted in their colour; each dweller wears a ring in the colour of the room of its
 //! action, filled while it acts, with a line to the place it is heading for. The walls are
-//! obstacles with the doors left open; the markers (overlay M is the seed 002 ground's, not
-//! shown here) are the house's floor at 60 per m², each labelled by its room.
+//! obstacles with the doors left open; the markers (overlay M; on at start with `-- markers`)
+//! are the house's floor at 60 per m², each labelled by the room holding it.
 //!
 //! ```text
 //! cargo run --release --example house
+//! cargo run --release --example house -- markers
 //! ```
 
 #[path = "support/mod.rs"]
@@ -19,6 +20,7 @@ mod support;
 use bevy::prelude::*;
 use bevy_crowdfield::markers::{Door, House, Room, RoomKind, RoutinePhase, Way};
 use bevy_crowdfield::prelude::*;
+use crowdfield_debug::prelude::*;
 
 /// World size, metres.
 const WORLD: Vec2 = Vec2::new(16.0, 12.0);
@@ -29,11 +31,13 @@ fn main() {
         "Each draws an action (read, sleep, shower, eat, wash clothes...), takes the doors to its room,".into(),
         "stands on a marker of the room for the action's time, and draws again.".into(),
         "Rings: the colour of the action's room, filled while acting; lines: where each is heading.".into(),
+        "M: the floor's markers, a pixel each; F1: the overlays' panel.".into(),
     ];
     App::new()
         .add_plugins((
             DefaultPlugins.set(support::window("crowdfield: a house")),
             CrowdfieldPlugins,
+            CrowdDebugPlugin,
             support::ExampleView { help },
         ))
         .insert_resource(CrowdfieldSettings {
@@ -46,9 +50,18 @@ fn main() {
             house: Some(house()),
             ..default()
         })
-        .add_systems(Startup, (spawn_dwellers, spawn_rooms))
+        .add_systems(Startup, (spawn_dwellers, spawn_rooms, overlays_on))
         .add_systems(Update, draw_house)
         .run();
+}
+
+/// Overlay M and the overlays' panel from the start with the argument `markers`; the stats off
+/// (the help shows them).
+fn overlays_on(mut overlays: ResMut<DebugOverlays>, mut settings: ResMut<CrowdDebugSettings>) {
+    let markers = std::env::args().any(|a| a == "markers");
+    overlays.set(OverlayId::MARKERS, markers);
+    overlays.set(OverlayId::STATS, false);
+    settings.show_help = markers;
 }
 
 /// A living room and a kitchen below a hall; a bedroom, a bathroom and a laundry above it.

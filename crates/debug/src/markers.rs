@@ -1,6 +1,6 @@
-//! The markers overlay (key M): the plugin's marker set ([`MarkerWorld`]) as one sprite,
-//! every marker a pixel, painted terrain as translucent fills; painted again when the set
-//! changes.
+//! The markers overlay (key M): the plugin's marker set ([`MarkerWorld`], seed 002's ground;
+//! without one, the terrain's typed markers, [`TerrainWorld`], seed 003) as one sprite, every
+//! marker a pixel, painted terrain as translucent fills; painted again when the set changes.
 
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
@@ -28,10 +28,11 @@ pub(crate) fn build(app: &mut App) {
     );
 }
 
-/// The markers sprite and the marker set's version it shows.
+/// The markers sprite and the marker set it shows: which (0 the ground's, 1 the terrain's)
+/// and its version.
 #[derive(Component)]
 struct MarkersSprite {
-    version: u64,
+    version: (u8, u64),
 }
 
 fn sync_markers(
@@ -39,14 +40,18 @@ fn sync_markers(
     overlays: Res<DebugOverlays>,
     settings: Res<CrowdDebugSettings>,
     markers: Option<Res<MarkerWorld>>,
+    terrain: Option<Res<TerrainWorld>>,
     mut images: ResMut<Assets<Image>>,
     mut sprites: Query<(Entity, &MarkersSprite)>,
 ) {
     let wanted = overlays.is_enabled(OverlayId::MARKERS);
-    let shown = markers
+    let ground = markers
         .as_deref()
-        .filter(|_| wanted)
-        .and_then(|m| Some((m.markers()?, m.version())));
+        .and_then(|m| Some((m.markers()?, (0, m.version()))));
+    let terrain = terrain
+        .as_deref()
+        .and_then(|t| Some((t.markers()?, (1, t.version()))));
+    let shown = ground.or(terrain).filter(|_| wanted);
     let Some((set, version)) = shown else {
         for (entity, _) in &sprites {
             commands.entity(entity).despawn();
