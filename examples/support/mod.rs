@@ -43,6 +43,35 @@ pub struct ExampleView {
 
 impl Plugin for ExampleView {
     fn build(&self, app: &mut App) {
+        app.add_plugins(ExampleHelp {
+            help: self.help.clone(),
+        })
+        .insert_resource(ClearColor(Color::srgb(0.11, 0.12, 0.14)))
+        .init_resource::<Visuals>()
+        .add_systems(Startup, spawn_camera)
+        .add_systems(
+            Update,
+            (
+                fit_camera,
+                attach_agent_visuals,
+                colour_agents,
+                attach_obstacle_visuals,
+                draw_world,
+            ),
+        );
+    }
+}
+
+/// What every example shares but the view: the help panel with the crowd's counts, the keys
+/// (pause, hide the help, quit), and the screenshot and frame-time modes. [`ExampleView`]
+/// adds it; a 3D example with its own camera adds it alone.
+pub struct ExampleHelp {
+    /// Lines of the help panel (the common keys are appended).
+    pub help: Vec<String>,
+}
+
+impl Plugin for ExampleHelp {
+    fn build(&self, app: &mut App) {
         let mut help = self.help.clone();
         help.push(String::new());
         help.push("Space: pause   H: hide this help   Esc: quit".into());
@@ -51,21 +80,8 @@ impl Plugin for ExampleView {
                 .into(),
         );
         app.insert_resource(HelpLines(help))
-            .insert_resource(ClearColor(Color::srgb(0.11, 0.12, 0.14)))
-            .init_resource::<Visuals>()
-            .add_systems(Startup, (spawn_camera, spawn_help))
-            .add_systems(
-                Update,
-                (
-                    fit_camera,
-                    attach_agent_visuals,
-                    colour_agents,
-                    attach_obstacle_visuals,
-                    draw_world,
-                    update_stats,
-                    keys,
-                ),
-            );
+            .add_systems(Startup, spawn_help)
+            .add_systems(Update, (update_stats, keys));
         if let Ok(path) = std::env::var("CROWDFIELD_SCREENSHOT") {
             let at = std::env::var("CROWDFIELD_SCREENSHOT_AT")
                 .ok()
