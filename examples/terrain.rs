@@ -168,7 +168,7 @@ fn spawn_view(
     commands.spawn((
         DirectionalLight {
             illuminance: 9_000.0,
-            shadows_enabled: false,
+            shadow_maps_enabled: false,
             ..default()
         },
         Transform::from_xyz(10.0, 30.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
