@@ -7,11 +7,14 @@
 //! Rooms are tinted in their colour; each dweller wears a ring in the colour of the room of its
 //! action, filled while it acts, with a line to the place it is heading for. The walls are
 //! obstacles with the doors left open; the markers (overlay M; on at start with `-- markers`)
-//! are the house's floor at 60 per m², each labelled by the room holding it.
+//! are the house's floor at 60 per m², each labelled by the room holding it. Overlay R (on at
+//! start with `-- spaces`) shows each dweller's personal space (the markers it takes this step)
+//! and the place it walks to.
 //!
 //! ```text
 //! cargo run --release --example house
 //! cargo run --release --example house -- markers
+//! cargo run --release --example house -- spaces
 //! ```
 
 #[path = "support/mod.rs"]
@@ -31,7 +34,7 @@ fn main() {
         "Each draws an action (read, sleep, shower, eat, wash clothes...), takes the doors to its room,".into(),
         "stands on a marker of the room for the action's time, and draws again.".into(),
         "Rings: the colour of the action's room, filled while acting; lines: where each is heading.".into(),
-        "M: the floor's markers, a pixel each; F1: the overlays' panel.".into(),
+        "M: the floor's markers, a pixel each; R: each dweller's personal space and place; F1: the overlays' panel.".into(),
     ];
     App::new()
         .add_plugins((
@@ -55,13 +58,15 @@ fn main() {
         .run();
 }
 
-/// Overlay M and the overlays' panel from the start with the argument `markers`; the stats off
-/// (the help shows them).
+/// Overlay M and the overlays' panel from the start with the argument `markers`, overlay R
+/// (personal spaces, places) with `spaces`; the stats off (the help shows them).
 fn overlays_on(mut overlays: ResMut<DebugOverlays>, mut settings: ResMut<CrowdDebugSettings>) {
     let markers = std::env::args().any(|a| a == "markers");
+    let spaces = std::env::args().any(|a| a == "spaces");
     overlays.set(OverlayId::MARKERS, markers);
+    overlays.set(OverlayId::BIO_CROWDS, spaces);
     overlays.set(OverlayId::STATS, false);
-    settings.show_help = markers;
+    settings.show_help = markers || spaces;
 }
 
 /// A living room and a kitchen below a hall; a bedroom, a bathroom and a laundry above it.

@@ -10,8 +10,13 @@
 //! - Blue: fish swimming rounds of the lake with the inverted terrain table, at home where
 //!   people may not walk.
 //!
+//! The overlays draw on the surface: `-- spaces` starts with overlay R on (each walker's
+//! personal space, the markers it takes this step, and the A* route ahead); F1 lists the
+//! others.
+//!
 //! ```text
 //! cargo run --release --example terrain
+//! cargo run --release --example terrain -- spaces
 //! ```
 
 #[path = "support/mod.rs"]
@@ -23,6 +28,7 @@ use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use bevy_crowdfield::markers::{FtTable, HeightMap, Terrain, TerrainRegion, Way};
 use bevy_crowdfield::prelude::*;
+use crowdfield_debug::prelude::*;
 
 /// World size, metres.
 const WORLD: Vec2 = Vec2::new(60.0, 40.0);
@@ -40,6 +46,7 @@ fn main() {
         .add_plugins((
             DefaultPlugins.set(support::window("crowdfield: terrain")),
             CrowdfieldPlugins,
+            CrowdDebugPlugin,
             support::ExampleHelp { help },
         ))
         .insert_resource(ClearColor(Color::srgb(0.55, 0.7, 0.85)))
@@ -51,9 +58,18 @@ fn main() {
             ..default()
         })
         .insert_resource(ground())
-        .add_systems(Startup, (spawn_view, spawn_agents))
+        .add_systems(Startup, (spawn_view, spawn_agents, overlays_on))
         .add_systems(Update, draw_routes)
         .run();
+}
+
+/// Overlay R and the overlays' panel from the start with the argument `spaces`; the stats off
+/// (the help shows them).
+fn overlays_on(mut overlays: ResMut<DebugOverlays>, mut settings: ResMut<CrowdDebugSettings>) {
+    let spaces = std::env::args().any(|a| a == "spaces");
+    overlays.set(OverlayId::BIO_CROWDS, spaces);
+    overlays.set(OverlayId::STATS, false);
+    settings.show_help = spaces;
 }
 
 fn heights() -> HeightMap {
@@ -111,12 +127,14 @@ fn ground_colour(ground: &TerrainGround, p: DVec2) -> [f32; 4] {
             terrain = r.terrain;
         }
     }
-    match terrain {
-        Terrain::Walkable => [0.36, 0.56, 0.3, 1.0],
-        Terrain::Avoid { .. } => [0.72, 0.68, 0.36, 1.0],
-        Terrain::Forbidden if p.distance(HOLE.as_dvec2()) < 2.6 => [0.08, 0.07, 0.06, 1.0],
-        Terrain::Forbidden => [0.2, 0.42, 0.8, 1.0],
-    }
+    let colour = match terrain {
+        Terrain::Walkable => Color::srgb(0.36, 0.56, 0.3),
+        Terrain::Avoid { .. } => Color::srgb(0.78, 0.7, 0.36),
+        Terrain::Forbidden if p.distance(HOLE.as_dvec2()) < 2.6 => Color::srgb(0.08, 0.07, 0.06),
+        Terrain::Forbidden => Color::srgb(0.2, 0.42, 0.8),
+    };
+    // Vertex colours are linear.
+    colour.to_linear().to_f32_array()
 }
 
 /// The terrain's surface as a mesh (the height map's triangles, coloured by the ground's
@@ -167,14 +185,15 @@ fn spawn_view(
     ));
     commands.spawn((
         DirectionalLight {
-            illuminance: 9_000.0,
+            illuminance: 2_500.0,
             shadow_maps_enabled: false,
             ..default()
         },
-        Transform::from_xyz(10.0, 30.0, 10.0).looking_at(Vec3::ZERO, Vec3::Y),
+        // Low from the south-west, so slopes facing away from it shade.
+        Transform::from_xyz(-20.0, 14.0, 12.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     commands.insert_resource(GlobalAmbientLight {
-        brightness: 600.0,
+        brightness: 250.0,
         ..default()
     });
     commands.spawn((

@@ -7,6 +7,7 @@ use bevy::prelude::*;
 use bevy_crowdfield::field::CellKind;
 use bevy_crowdfield::prelude::*;
 
+use crate::ground::{GroundGizmos, GroundRes};
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, paint};
 
@@ -50,18 +51,6 @@ pub(crate) fn build(app: &mut App) {
     );
 }
 
-/// The world point under the cursor, through the first 2D camera that can see it.
-fn cursor_world(
-    windows: &Query<&Window>,
-    cameras: &Query<(&Camera, &GlobalTransform), With<Camera2d>>,
-) -> Option<Vec2> {
-    let cursor = windows.iter().find_map(|w| w.cursor_position())?;
-    cameras
-        .iter()
-        .filter(|(c, _)| c.is_active)
-        .find_map(|(camera, at)| camera.viewport_to_world_2d(at, cursor).ok())
-}
-
 /// Click selects the agent under the cursor (or clears); Tab / Shift+Tab step through agents in
 /// the crowd's order.
 #[allow(clippy::too_many_arguments)]
@@ -70,19 +59,21 @@ pub(crate) fn select(
     keys: Option<Res<ButtonInput<KeyCode>>>,
     buttons: Option<Res<ButtonInput<MouseButton>>>,
     windows: Query<&Window>,
-    cameras: Query<(&Camera, &GlobalTransform), With<Camera2d>>,
+    cameras: Query<(&Camera, &GlobalTransform, Has<Camera2d>)>,
     agents: Query<(Entity, &GlobalTransform, &AgentStyle), With<CrowdAgent>>,
     world: Res<CrowdWorld>,
+    ground: GroundRes,
     mut selected: ResMut<SelectedAgent>,
 ) {
+    let ground = ground.get();
     if let (Some(buttons), Some(button)) = (buttons, settings.select_button)
         && buttons.just_pressed(button)
-        && let Some(p) = cursor_world(&windows, &cameras)
+        && let Some(p) = ground.cursor(&windows, &cameras)
     {
         let hit = pick(
             agents
                 .iter()
-                .map(|(e, t, s)| (e, t.translation().truncate(), s.radius as f32)),
+                .map(|(e, t, s)| (e, ground.to_ground(t.translation()), s.radius as f32)),
             p,
         );
         selected.set_if_neq(SelectedAgent(hit));
@@ -142,26 +133,27 @@ pub(crate) fn forget_missing(
 fn draw_selection(
     selected: Res<SelectedAgent>,
     agents: Query<(&GlobalTransform, &AgentStyle), With<CrowdAgent>>,
-    mut gizmos: Gizmos,
+    mut gizmos: GroundGizmos,
 ) {
     if let Some((t, style)) = selected.0.and_then(|e| agents.get(e).ok()) {
         let r = style.radius as f32;
-        gizmos.circle_2d(t.translation().truncate(), r * 1.6 + 0.1, SELECTION);
+        let at = gizmos.ground().to_ground(t.translation());
+        gizmos.circle(at, r * 1.6 + 0.1, SELECTION, 32);
     }
 }
 
 fn draw_states(
     agents: Query<(&GlobalTransform, &AgentState, &AgentStyle), With<CrowdAgent>>,
-    mut gizmos: Gizmos,
+    mut gizmos: GroundGizmos,
 ) {
+    let ground = gizmos.ground();
     for (t, state, style) in &agents {
-        gizmos
-            .circle_2d(
-                t.translation().truncate(),
-                style.radius as f32 * 1.3,
-                state_colour(*state),
-            )
-            .resolution(12);
+        gizmos.circle(
+            ground.to_ground(t.translation()),
+            style.radius as f32 * 1.3,
+            state_colour(*state),
+            12,
+        );
     }
 }
 
@@ -176,6 +168,7 @@ fn sync_local_sprite(
     overlays: Res<DebugOverlays>,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
+    ground: GroundRes,
     mut images: ResMut<Assets<Image>>,
     mut sprites: Query<(
         &mut LocalMapSprite,
@@ -201,7 +194,7 @@ fn sync_local_sprite(
     let key = (id.0, step);
     let field = agent.local_map().field();
     let (lo, hi) = field.geometry().world_bounds();
-    let centre = ((lo + hi) * 0.5).as_vec2().extend(-5.0);
+    let placed = ground.get().picture(lo.as_vec2(), hi.as_vec2(), -5.0, 4.0);
     let size = (hi - lo).as_vec2();
     let picture = || crate::global::map_image(&paint::heat_map(field, 215));
     match sprites.single_mut() {
@@ -210,7 +203,7 @@ fn sync_local_sprite(
             if cached.drawn_from != key {
                 sprite.image = images.add(picture());
                 sprite.custom_size = Some(size);
-                transform.translation = centre;
+                *transform = placed;
                 cached.drawn_from = key;
             }
         }
@@ -223,14 +216,14 @@ fn sync_local_sprite(
                     custom_size: Some(size),
                     ..default()
                 },
-                Transform::from_translation(centre),
+                placed,
             ));
         }
     }
 }
 
 /// Zones, intermediate goal, stamped neighbours and the decision of the selected agent.
-fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizmos: Gizmos) {
+fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizmos: GroundGizmos) {
     let Some(crowd) = world.crowd() else {
         return;
     };
@@ -247,15 +240,15 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
     let (lo, hi) = geometry.world_bounds();
     let (lo, hi) = (lo.as_vec2(), hi.as_vec2());
     let cell = geometry.cell_size() as f32;
-    gizmos.rect_2d((lo + hi) * 0.5, hi - lo, WINDOW);
+    gizmos.rect((lo + hi) * 0.5, hi - lo, WINDOW);
     // The ring inside the border that is never stamped (free zone), and the border itself.
     let inset = cell * (1 + local.settings().free_zone) as f32;
-    gizmos.rect_2d(
+    gizmos.rect(
         (lo + hi) * 0.5,
         hi - lo - Vec2::splat(2.0 * inset),
         FREE_ZONE,
     );
-    gizmos.rect_2d(
+    gizmos.rect(
         (lo + hi) * 0.5,
         hi - lo - Vec2::splat(2.0 * cell),
         FREE_ZONE,
@@ -264,7 +257,7 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
         for x in 0..field.width() {
             if field.kind(x, y) == Some(CellKind::Goal) {
                 let c = geometry.cell_centre(x, y).as_vec2();
-                gizmos.rect_2d(c, Vec2::splat(cell * 0.8), LOCAL_GOAL);
+                gizmos.rect(c, Vec2::splat(cell * 0.8), LOCAL_GOAL);
             }
         }
     }
@@ -287,34 +280,34 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
                 a.stalled(),
             );
         let colour = if left_out { LEFT_OUT } else { NEIGHBOUR };
-        gizmos.circle_2d(p, a.params().radius as f32, colour);
+        gizmos.circle(p, a.params().radius as f32, colour, 32);
     }
     for shape in crowd.moving_obstacles() {
         if let Ok((a, b)) = shape.bounds() {
             let (a, b) = (a.as_vec2(), b.as_vec2());
             if a.x < hi.x && a.y < hi.y && b.x > lo.x && b.y > lo.y {
-                gizmos.rect_2d((a + b) * 0.5, b - a, NEIGHBOUR);
+                gizmos.rect((a + b) * 0.5, b - a, NEIGHBOUR);
             }
         }
     }
     let p = agent.position().as_vec2();
     let reach = (hi.x - lo.x) * 0.3;
     if let Some(d) = local.descent_at(agent.position()).try_normalize() {
-        gizmos.arrow_2d(p, p + d.as_vec2() * reach, DESCENT);
+        gizmos.arrow(p, p + d.as_vec2() * reach, DESCENT);
     }
     if let Some(h) = agent.heading().try_normalize() {
-        gizmos.arrow_2d(p, p + h.as_vec2() * reach * 0.7, HEADING);
+        gizmos.arrow(p, p + h.as_vec2() * reach * 0.7, HEADING);
     }
     let bias = agent.bias();
     let v = bias.direction().as_vec2() * bias.epsilon() as f32;
     if v.length() > 1e-6 {
-        gizmos.arrow_2d(p, p + v * reach * 0.8, BIAS);
+        gizmos.arrow(p, p + v * reach * 0.8, BIAS);
     }
 }
 
 /// Rings on every agent that follows sub-goals (one per layer, up to four) and each layer's
 /// goal cells (its iso-contour of the field below) for up to 32 such agents.
-fn draw_subgoals(world: Res<CrowdWorld>, mut gizmos: Gizmos) {
+fn draw_subgoals(world: Res<CrowdWorld>, mut gizmos: GroundGizmos) {
     let Some(crowd) = world.crowd() else {
         return;
     };
@@ -327,7 +320,7 @@ fn draw_subgoals(world: Res<CrowdWorld>, mut gizmos: Gizmos) {
         let p = agent.position().as_vec2();
         let r = agent.params().radius as f32;
         for ring in 0..depth.min(4) {
-            gizmos.circle_2d(p, r * (1.5 + 0.35 * ring as f32), SUBGOAL);
+            gizmos.circle(p, r * (1.5 + 0.35 * ring as f32), SUBGOAL, 32);
         }
         if drawn >= 32 {
             continue;
@@ -341,7 +334,7 @@ fn draw_subgoals(world: Res<CrowdWorld>, mut gizmos: Gizmos) {
                 for x in 0..field.width() {
                     if field.kind(x, y) == Some(CellKind::Goal) {
                         let c = geometry.cell_centre(x, y).as_vec2();
-                        gizmos.rect_2d(c, Vec2::splat(cell * 0.7), shade);
+                        gizmos.rect(c, Vec2::splat(cell * 0.7), shade);
                     }
                 }
             }

@@ -9,6 +9,7 @@ use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::steer::GoalId;
 use wgpu_types::{Extent3d, TextureDimension, TextureFormat};
 
+use crate::ground::{Ground, GroundRes};
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled_or_switched};
 use crate::paint;
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent, ShownMap, shown_goal};
@@ -104,6 +105,7 @@ fn sync_heat_map(
     settings: Res<CrowdDebugSettings>,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
+    ground: GroundRes,
     mut images: ResMut<Assets<Image>>,
     mut sprites: Query<(
         &mut HeatMapSprite,
@@ -126,7 +128,9 @@ fn sync_heat_map(
     let key = (revision, alpha as usize, goal.0);
     if let Ok((mut cached, mut sprite, mut transform, mut visibility)) = sprites.single_mut() {
         visibility.set_if_neq(Visibility::Inherited);
-        transform.translation.z = settings.heat_map_z;
+        if ground.get().plane() == GroundPlane::XY {
+            transform.translation.z = settings.heat_map_z;
+        }
         if cached.drawn_from == key {
             return;
         }
@@ -137,7 +141,9 @@ fn sync_heat_map(
         let (lo, hi) = map.geometry().world_bounds();
         sprite.image = images.add(map_image(&picture));
         sprite.custom_size = Some((hi - lo).as_vec2());
-        transform.translation = ((lo + hi) * 0.5).as_vec2().extend(settings.heat_map_z);
+        *transform = ground
+            .get()
+            .picture(lo.as_vec2(), hi.as_vec2(), settings.heat_map_z, 0.0);
         cached.drawn_from = key;
         return;
     }
@@ -154,7 +160,9 @@ fn sync_heat_map(
             custom_size: Some((hi - lo).as_vec2()),
             ..default()
         },
-        Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(settings.heat_map_z)),
+        ground
+            .get()
+            .picture(lo.as_vec2(), hi.as_vec2(), settings.heat_map_z, 0.0),
     ));
 }
 
@@ -168,6 +176,7 @@ fn sync_lines<C: Component>(
     draw: impl FnOnce(&mut GizmoAsset),
     marker: impl FnOnce(DrawnFrom) -> C,
     name: &'static str,
+    placed: Transform,
 ) {
     match (on, key, existing) {
         (true, Some(key), Some((_, drawn))) if drawn == key => {}
@@ -188,6 +197,7 @@ fn sync_lines<C: Component>(
                     },
                     ..default()
                 },
+                placed,
             ));
         }
         (_, _, Some((entity, _))) => {
@@ -197,12 +207,28 @@ fn sync_lines<C: Component>(
     }
 }
 
+/// Where a map's retained lines lie: as drawn on XY; on XZ flat, just above its heat map.
+fn lines_placed(ground: &Ground, map: Option<&bevy_crowdfield::field::Field<f64>>) -> Transform {
+    match (ground.plane(), map) {
+        (GroundPlane::XZ, Some(map)) => {
+            let (lo, hi) = map.geometry().world_bounds();
+            let mut placed = ground.picture(lo.as_vec2(), hi.as_vec2(), 0.0, 0.5);
+            // The lines are drawn in the crowd's plane: only the lift and the turn apply.
+            placed.translation.x = 0.0;
+            placed.translation.z = 0.0;
+            placed
+        }
+        _ => Transform::IDENTITY,
+    }
+}
+
 fn sync_isolines(
     mut commands: Commands,
     overlays: Res<DebugOverlays>,
     settings: Res<CrowdDebugSettings>,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
+    ground: GroundRes,
     mut gizmo_assets: ResMut<Assets<GizmoAsset>>,
     existing: Query<(Entity, &IsolineGizmo)>,
 ) {
@@ -229,6 +255,7 @@ fn sync_isolines(
         },
         |drawn_from| IsolineGizmo { drawn_from },
         "crowdfield debug: isolines",
+        lines_placed(&ground.get(), map),
     );
 }
 
@@ -238,6 +265,7 @@ fn sync_arrows(
     settings: Res<CrowdDebugSettings>,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
+    ground: GroundRes,
     mut gizmo_assets: ResMut<Assets<GizmoAsset>>,
     existing: Query<(Entity, &ArrowGizmo)>,
 ) {
@@ -270,5 +298,71 @@ fn sync_arrows(
         },
         |drawn_from| ArrowGizmo { drawn_from },
         "crowdfield debug: descent arrows",
+        lines_placed(&ground.get(), map),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overlay::OverlayInfo;
+
+    /// In a 3D game (x–z ground) the heat map lies flat on x–z, centred over its map, above
+    /// the highest ground under it; in a 2D game it stays at its depth on x–y.
+    #[test]
+    fn the_heat_map_lies_on_the_ground_plane() {
+        for plane in [GroundPlane::XY, GroundPlane::XZ] {
+            let mut app = App::new();
+            app.add_plugins((
+                MinimalPlugins,
+                bevy::asset::AssetPlugin::default(),
+                bevy_crowdfield::CrowdfieldPlugin,
+            ))
+            .init_asset::<Image>()
+            .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+                std::time::Duration::from_millis(300),
+            ))
+            .insert_resource(CrowdfieldSettings {
+                world_min: Vec2::ZERO,
+                world_max: Vec2::new(20.0, 10.0),
+                plane,
+                ..default()
+            })
+            .insert_resource(GroundHeight::new(|p: Vec2| 0.2 * p.x))
+            .init_resource::<CrowdDebugSettings>()
+            .init_resource::<SelectedAgent>()
+            .add_systems(Update, sync_heat_map);
+            let mut overlays = DebugOverlays::default();
+            overlays.register(OverlayInfo::new(OverlayId::HEAT_MAP, "heat map").enabled());
+            app.insert_resource(overlays);
+            app.world_mut().spawn((
+                CrowdAgent,
+                Transform::from_translation(plane.to_world(Vec2::new(2.0, 5.0), 0.0)),
+                AgentGoals::point(Vec2::new(18.0, 5.0)),
+            ));
+            for _ in 0..5 {
+                app.update();
+            }
+            let mut sprites = app
+                .world_mut()
+                .query_filtered::<&Transform, With<HeatMapSprite>>();
+            let t = *sprites.single(app.world()).expect("one heat-map sprite");
+            match plane {
+                GroundPlane::XY => {
+                    assert_eq!(t.rotation, Quat::IDENTITY);
+                    assert_eq!(t.translation.z, CrowdDebugSettings::default().heat_map_z);
+                }
+                GroundPlane::XZ => {
+                    // Flat: the picture's normal is +y, its +y the world's −z.
+                    assert!((t.rotation * Vec3::Z - Vec3::Y).length() < 1e-5);
+                    assert!((t.rotation * Vec3::Y - Vec3::NEG_Z).length() < 1e-5);
+                    // Over the map (its centre near the world's, z = −y), above the hill's top
+                    // (0.2 × the map's east edge, at x ≥ 20).
+                    assert!((t.translation.x - 10.0).abs() < 2.0, "{t:?}");
+                    assert!((t.translation.z + 5.0).abs() < 2.0, "{t:?}");
+                    assert!(t.translation.y > 4.0 && t.translation.y < 5.0, "{t:?}");
+                }
+            }
+        }
+    }
 }

@@ -11,6 +11,7 @@ use bevy_crowdfield::groups::{Group, GroupId};
 use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::sketch::{Route, RouteId, Routes};
 
+use crate::ground::{GroundGizmos, GroundRes};
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled, overlay_enabled_or_switched};
 use crate::paint;
 use crate::{CrowdDebugSettings, CrowdDebugSystems, SelectedAgent};
@@ -95,9 +96,11 @@ fn sync_group_maps(
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
     groups: Res<GroupWorld>,
+    ground: GroundRes,
     mut images: ResMut<Assets<Image>>,
     mut sprites: Query<(Entity, &GroupMapSprite, &mut Sprite, &mut Transform)>,
 ) {
+    let ground = ground.get();
     let shown: Vec<(GroupId, &Group)> = if overlays.is_enabled(OverlayId::GROUP_MAP) {
         shown_groups(&groups, &world, *selected)
     } else {
@@ -113,7 +116,7 @@ fn sync_group_maps(
                 let (lo, hi) = field.geometry().world_bounds();
                 sprite.image = images.add(crate::global::map_image(&paint::heat_map(field, alpha)));
                 sprite.custom_size = Some((hi - lo).as_vec2());
-                transform.translation = ((lo + hi) * 0.5).as_vec2().extend(z);
+                *transform = ground.picture(lo.as_vec2(), hi.as_vec2(), z, 2.0);
                 kept.push(sprite_of.group);
             }
             None => commands.entity(entity).despawn(),
@@ -130,14 +133,14 @@ fn sync_group_maps(
                 custom_size: Some((hi - lo).as_vec2()),
                 ..default()
             },
-            Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(z)),
+            ground.picture(lo.as_vec2(), hi.as_vec2(), z, 2.0),
         ));
     }
 }
 
 /// Each shown group map's cells in bands B_i as squares, more opaque where μ is higher.
 fn draw_bands(
-    mut gizmos: Gizmos,
+    mut gizmos: GroundGizmos,
     selected: Res<SelectedAgent>,
     world: Res<CrowdWorld>,
     groups: Res<GroupWorld>,
@@ -157,32 +160,24 @@ fn draw_bands(
                     continue;
                 }
                 let centre = geometry.cell_centre(x, y).as_vec2();
-                gizmos.rect_2d(
-                    Isometry2d::from_translation(centre),
-                    size,
-                    BAND.with_alpha(0.25 + 0.75 * mu),
-                );
+                gizmos.rect(centre, size, BAND.with_alpha(0.25 + 0.75 * mu));
             }
         }
     }
 }
 
 /// Every group's slots, member-to-slot lines, map bounds, anchor and heading.
-fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld>) {
+fn draw_slots(mut gizmos: GroundGizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld>) {
     let Some(crowd) = world.crowd() else {
         return;
     };
     for (_, group) in groups.groups().groups() {
         let (lo, hi) = group.map().field().geometry().world_bounds();
         let (lo, hi) = (lo.as_vec2(), hi.as_vec2());
-        gizmos.rect_2d(
-            Isometry2d::from_translation((lo + hi) * 0.5),
-            hi - lo,
-            BOUNDS,
-        );
+        gizmos.rect((lo + hi) * 0.5, hi - lo, BOUNDS);
         let anchor = group.anchor().as_vec2();
         let cell = group.map().cell_size() as f32;
-        gizmos.arrow_2d(
+        gizmos.arrow(
             anchor,
             anchor + group.heading().as_vec2() * 4.0 * cell,
             BOUNDS,
@@ -191,9 +186,9 @@ fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld
             let Some(slot) = slot.map(|s| s.as_vec2()) else {
                 continue;
             };
-            gizmos.cross_2d(Isometry2d::from_translation(slot), 0.5 * cell, SLOT);
+            gizmos.cross(slot, 0.5 * cell, SLOT);
             if let Some(a) = crowd.agent(agent) {
-                gizmos.line_2d(a.position().as_vec2(), slot, TO_SLOT);
+                gizmos.line(a.position().as_vec2(), slot, TO_SLOT);
             }
         }
     }
@@ -202,7 +197,7 @@ fn draw_slots(mut gizmos: Gizmos, world: Res<CrowdWorld>, groups: Res<GroupWorld
 /// Every route of the groups and of single walkers: the drawn stroke; for a stroke field the chain's centre line, the
 /// tube's edges ζ_w to each side, each sub-goal's arrival disc and each bridge's target; for
 /// waypoints a cross at each.
-fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>, walkers: Option<Res<PathWorld>>) {
+fn draw_paths(mut gizmos: GroundGizmos, groups: Res<GroupWorld>, walkers: Option<Res<PathWorld>>) {
     use bevy_crowdfield::sketch::{Leg, RouteKind};
     let walkers = walkers.as_deref().map(|w| w.routes());
     for (_, route) in every_route(groups.routes(), walkers) {
@@ -212,11 +207,11 @@ fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>, walkers: Option<Res<P
             .iter()
             .map(|p| p.as_vec2())
             .collect();
-        gizmos.linestrip_2d(stroke.iter().copied(), PATH);
+        gizmos.linestrip(stroke.iter().copied(), PATH);
         match route.kind() {
             RouteKind::Waypoints(points) => {
                 for p in points {
-                    gizmos.cross_2d(Isometry2d::from_translation(p.as_vec2()), 0.4, TUBE);
+                    gizmos.cross(p.as_vec2(), 0.4, TUBE);
                 }
             }
             RouteKind::Field { field, .. } => {
@@ -231,17 +226,17 @@ fn draw_paths(mut gizmos: Gizmos, groups: Res<GroupWorld>, walkers: Option<Res<P
                             let normal = (b - a).perp().normalize_or_zero();
                             *p + normal * half * side
                         });
-                        gizmos.linestrip_2d(edge, TUBE);
+                        gizmos.linestrip(edge, TUBE);
                     }
                 }
                 for leg in field.legs() {
                     match *leg {
                         Leg::Segment(k) => {
                             let end = field.segments()[k].end.as_vec2();
-                            gizmos.circle_2d(Isometry2d::from_translation(end), 0.5 * half, TUBE);
+                            gizmos.circle(end, 0.5 * half, TUBE, 32);
                         }
                         Leg::Bridge(to) => {
-                            gizmos.cross_2d(Isometry2d::from_translation(to.as_vec2()), half, TUBE);
+                            gizmos.cross(to.as_vec2(), half, TUBE);
                         }
                     }
                 }
@@ -278,9 +273,11 @@ fn sync_stroke_fields(
     settings: Res<CrowdDebugSettings>,
     groups: Res<GroupWorld>,
     walkers: Option<Res<PathWorld>>,
+    ground: GroundRes,
     mut images: ResMut<Assets<Image>>,
     sprites: Query<(Entity, &StrokeFieldSprite)>,
 ) {
+    let ground = ground.get();
     use bevy_crowdfield::sketch::RouteKind;
     let walkers = walkers.as_deref().map(|w| w.routes());
     let mut wanted = Vec::new();
@@ -327,7 +324,12 @@ fn sync_stroke_fields(
                 ..default()
             },
             // Later segments above earlier ones, where they overlap.
-            Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(z + 0.001 * k as f32)),
+            ground.picture(
+                lo.as_vec2(),
+                hi.as_vec2(),
+                z + 0.001 * k as f32,
+                1.0 + 0.01 * k as f32,
+            ),
         ));
     }
 }

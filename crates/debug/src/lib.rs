@@ -37,6 +37,8 @@
 //! | P | drawn paths: strokes, tubes, sub-goals, bridges, waypoints ([`OverlayId::DRAWN_PATHS`]) |
 //! | K | the drawn paths' stroke fields as heat maps ([`OverlayId::STROKE_FIELDS`]) |
 //! | M | markers, a pixel each, and painted terrain ([`OverlayId::MARKERS`]) |
+//! | T | marker agents' trees, key positions, personal spaces or held markers ([`OverlayId::MARKER_TREES`]) |
+//! | R | terrain (BioCrowds) walkers' personal spaces, A* routes ahead, routine places ([`OverlayId::BIO_CROWDS`]) |
 //! | G | which goal's global map: the selected agent's, then each goal in turn |
 //! | Tab / Shift+Tab | select the next / previous agent |
 //! | left click | select the agent under the cursor (elsewhere: clear) |
@@ -49,10 +51,17 @@
 //! states: blue moving, yellow waiting, green arrived, orange stuck, red unreachable, grey
 //! pending, purple rejected ([`state_colour`]).
 //!
+//! ## 2D and 3D games
+//!
+//! Overlays draw on the crowd's ground: the x–y plane of a 2D game, or the surface of a 3D
+//! game's x–z ground ([`CrowdfieldSettings::plane`](bevy_crowdfield::prelude::CrowdfieldSettings),
+//! heights from `GroundHeight`), and the mouse picks points of that surface; see [`ground`].
+//!
 //! ## Extending
 //!
 //! Other crates register their own overlays ([`overlay`]) and draw them in
-//! [`CrowdDebugSystems::Draw`], reading [`SelectedAgent`] if they show per-agent data.
+//! [`CrowdDebugSystems::Draw`] (through [`GroundGizmos`](ground::GroundGizmos) to draw on
+//! either ground), reading [`SelectedAgent`] if they show per-agent data.
 //!
 //! ## Cost
 //!
@@ -61,7 +70,9 @@
 //! only when the shown map's [`revision`](bevy_crowdfield::steer::Goal::revision) changes.
 
 mod agents;
+pub mod bio;
 mod global;
+pub mod ground;
 mod groups;
 mod markers;
 pub mod overlay;
@@ -81,6 +92,7 @@ pub use overlay::{
 
 /// Everything a game needs in one import.
 pub mod prelude {
+    pub use crate::ground::{Ground, GroundGizmos};
     pub use crate::overlay::{
         DebugOverlayAppExt, DebugOverlays, OverlayId, OverlayInfo, overlay_enabled,
         overlay_enabled_or_switched,
@@ -224,6 +236,11 @@ impl Plugin for CrowdDebugPlugin {
                 "marker agents' trees, key positions, held markers",
                 KeyCode::KeyT,
             ),
+            (
+                OverlayId::BIO_CROWDS,
+                "terrain walkers: personal spaces, routes, routine places",
+                KeyCode::KeyR,
+            ),
         ];
         for (id, label, key) in builtin {
             let mut info = OverlayInfo::new(id, label).with_key(key);
@@ -256,6 +273,7 @@ impl Plugin for CrowdDebugPlugin {
         groups::build(app);
         markers::build(app);
         trees::build(app);
+        bio::build(app);
         agents::build(app);
         panel::build(app);
     }

@@ -5,6 +5,7 @@
 use bevy::prelude::*;
 use bevy_crowdfield::prelude::*;
 
+use crate::ground::GroundRes;
 use crate::overlay::{DebugOverlays, OverlayId, overlay_enabled_or_switched};
 use crate::{CrowdDebugSettings, CrowdDebugSystems, paint};
 
@@ -41,6 +42,7 @@ fn sync_markers(
     settings: Res<CrowdDebugSettings>,
     markers: Option<Res<MarkerWorld>>,
     terrain: Option<Res<TerrainWorld>>,
+    surface: GroundRes,
     mut images: ResMut<Assets<Image>>,
     mut sprites: Query<(Entity, &MarkersSprite)>,
 ) {
@@ -76,6 +78,6 @@ fn sync_markers(
             custom_size: Some((hi - lo).as_vec2()),
             ..default()
         },
-        Transform::from_translation(((lo + hi) * 0.5).as_vec2().extend(z)),
+        surface.get().picture(lo.as_vec2(), hi.as_vec2(), z, 1.5),
     ));
 }

@@ -20,8 +20,8 @@
 //! | `-` / `=` | smaller / larger brush |
 //! | Ctrl+Z | take the last change back (orders, paths, formations, groups, brush strokes) |
 //!
-//! The tool reads the cursor from [`ToolCursor`] (filled from the window and the 2D camera
-//! when there is one; headless tests set it) and Bevy's `ButtonInput` resources, and acts only
+//! The tool reads the cursor from [`ToolCursor`] (filled from the window: the point of the
+//! ground under it, on x–y or x–z, see [`crate::ground`]; headless tests set it) and Bevy's `ButtonInput` resources, and acts only
 //! through the plugin's components and messages ([`GroupOrder`], [`CrowdGroup`], [`MemberOf`],
 //! [`AgentGoals`], [`AgentPath`], [`MarkerBrush`]), as a game's own tool would.
 
@@ -30,6 +30,7 @@ use bevy_crowdfield::prelude::*;
 use bevy_crowdfield::sketch::{Sketch, StrokeId, StrokeKind};
 
 use crate::CrowdDebugSystems;
+use crate::ground::{GroundGizmos, GroundRes};
 
 /// The tool's inputs; change them to rebind.
 #[derive(Resource, Debug, Clone, PartialEq)]
@@ -277,7 +278,7 @@ const BRUSH: Color = Color::srgba(0.55, 0.85, 1.0, 0.8);
 /// The box being dragged, the stroke being drawn, the brush under the cursor, and a ring round
 /// every selected agent.
 fn draw_tool(
-    mut gizmos: Gizmos,
+    mut gizmos: GroundGizmos,
     cursor: Res<ToolCursor>,
     drag: Res<SelectionBox>,
     drawing: Res<Drawing>,
@@ -287,19 +288,21 @@ fn draw_tool(
     agents: Query<(&Transform, &AgentStyle), With<CrowdAgent>>,
 ) {
     if let (Some(from), Some(at)) = (drag.0, cursor.0) {
-        gizmos.rect_2d((from + at) * 0.5, (at - from).abs(), RING);
+        gizmos.rect((from + at) * 0.5, (at - from).abs(), RING);
     }
     if let Some(points) = &drawing.0 {
-        gizmos.linestrip_2d(points.iter().copied(), DRAWN);
+        gizmos.linestrip(points.iter().copied(), DRAWN);
     }
     if brush.kind.is_some()
         && let Some(at) = cursor.0
     {
-        gizmos.circle_2d(at, brush.radius as f32, BRUSH);
+        gizmos.circle(at, brush.radius as f32, BRUSH, 32);
     }
+    let ground = gizmos.ground();
     let mut ring = |e: Entity| {
         if let Ok((t, style)) = agents.get(e) {
-            gizmos.circle_2d(t.translation.truncate(), style.radius as f32 + 0.2, RING);
+            let at = ground.to_ground(t.translation);
+            gizmos.circle(at, style.radius as f32 + 0.2, RING, 32);
         }
     };
     for unit in &selection.0 {
@@ -336,25 +339,21 @@ fn pressed(keys: &ButtonInput<KeyCode>, any: &[KeyCode]) -> bool {
     keys.any_pressed(any.iter().copied())
 }
 
-/// The cursor through the first active 2D camera while it is over a window; left alone
+/// The point of the ground under the cursor ([`Ground::cursor`](crate::ground::Ground::cursor): through the first active 2D
+/// camera on x–y, onto the surface on x–z) while it is over a window; left alone
 /// otherwise, so a drag that leaves the window keeps its last point. Off when
 /// [`ToolBindings::cursor_from_window`] is (tests and scripted demos set the cursor).
 fn track_cursor(
     bindings: Res<ToolBindings>,
     windows: Query<&Window>,
-    cameras: Query<(&Camera, &GlobalTransform), With<Camera2d>>,
+    cameras: Query<(&Camera, &GlobalTransform, Has<Camera2d>)>,
+    ground: GroundRes,
     mut cursor: ResMut<ToolCursor>,
 ) {
     if !bindings.cursor_from_window {
         return;
     }
-    let Some(p) = windows.iter().find_map(|w| w.cursor_position()) else {
-        return;
-    };
-    let at = cameras
-        .iter()
-        .filter(|(c, _)| c.is_active)
-        .find_map(|(camera, t)| camera.viewport_to_world_2d(t, p).ok());
+    let at = ground.get().cursor(&windows, &cameras);
     if at.is_some() {
         cursor.set_if_neq(ToolCursor(at));
     }

@@ -11,6 +11,7 @@ use bevy_crowdfield::markers::{Mode, NodeId, TreePath, personal};
 use bevy_crowdfield::prelude::*;
 
 use crate::CrowdDebugSystems;
+use crate::ground::GroundGizmos;
 use crate::overlay::{OverlayId, overlay_enabled};
 
 impl OverlayId {
@@ -47,7 +48,7 @@ fn colour(id: u32) -> Color {
 }
 
 fn draw_trees(
-    mut gizmos: Gizmos,
+    mut gizmos: GroundGizmos,
     agents: Option<Res<MarkerAgents>>,
     world: Res<CrowdWorld>,
     markers: Option<Res<MarkerWorld>>,
@@ -85,8 +86,8 @@ fn draw_trees(
             };
             for m in ids {
                 if let Some(marker) = set.marker(m) {
-                    gizmos.rect_2d(
-                        Isometry2d::from_translation(marker.position.as_vec2()),
+                    gizmos.rect(
+                        marker.position.as_vec2(),
                         Vec2::splat(0.04),
                         colour(*owner).with_alpha(0.7),
                     );
@@ -96,16 +97,12 @@ fn draw_trees(
     }
     for (n, (id, state)) in agents.crowd().states().enumerate() {
         if let Some(goal) = state.formation_goal() {
-            gizmos.cross_2d(Isometry2d::from_translation(goal.as_vec2()), 0.3, KEY);
+            gizmos.cross(goal.as_vec2(), 0.3, KEY);
         }
         if let (Some(set), true) = (set, n < HELD_AGENTS) {
             for m in state.held() {
                 if let Some(marker) = set.marker(*m) {
-                    gizmos.rect_2d(
-                        Isometry2d::from_translation(marker.position.as_vec2()),
-                        Vec2::splat(0.06),
-                        colour(id.0),
-                    );
+                    gizmos.rect(marker.position.as_vec2(), Vec2::splat(0.06), colour(id.0));
                 }
             }
         }
@@ -119,19 +116,19 @@ fn draw_trees(
             };
             let (a, b) = (parent.position.as_vec2(), node.position.as_vec2());
             if node.alive {
-                gizmos.line_2d(a, b, LIVE);
+                gizmos.line(a, b, LIVE);
             } else if node.died.is_some_and(|d| age.saturating_sub(d) < DEAD_FOR) {
-                gizmos.line_2d(a, b, DEAD);
+                gizmos.line(a, b, DEAD);
             }
             if node.alive && node.is_key(tree) {
-                gizmos.circle_2d(Isometry2d::from_translation(b), 0.18, KEY);
+                gizmos.circle(b, 0.18, KEY, 32);
             }
         }
         if let Some(agent) = crowd.agent(id) {
             let way = way_ahead(tree, state.next());
             let mut from = agent.position().as_vec2();
             for p in way {
-                gizmos.line_2d(from, p, AHEAD);
+                gizmos.line(from, p, AHEAD);
                 from = p;
             }
         }
