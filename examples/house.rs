@@ -66,7 +66,7 @@ fn overlays_on(mut overlays: ResMut<DebugOverlays>, mut settings: ResMut<CrowdDe
     overlays.set(OverlayId::MARKERS, markers);
     overlays.set(OverlayId::BIO_CROWDS, spaces);
     overlays.set(OverlayId::STATS, false);
-    settings.show_help = markers || spaces;
+    settings.show_help = markers;
 }
 
 /// A living room and a kitchen below a hall; a bedroom, a bathroom and a laundry above it.

@@ -63,13 +63,13 @@ fn main() {
         .run();
 }
 
-/// Overlay R and the overlays' panel from the start with the argument `spaces`; the stats off
+/// Overlay R from the start with the argument `spaces` (F1 shows the overlays' panel); the stats off
 /// (the help shows them).
 fn overlays_on(mut overlays: ResMut<DebugOverlays>, mut settings: ResMut<CrowdDebugSettings>) {
     let spaces = std::env::args().any(|a| a == "spaces");
     overlays.set(OverlayId::BIO_CROWDS, spaces);
     overlays.set(OverlayId::STATS, false);
-    settings.show_help = spaces;
+    settings.show_help = false;
 }
 
 fn heights() -> HeightMap {

@@ -341,10 +341,18 @@ fn sync_markers(
     #[cfg(feature = "sketch")] mut brushes: MessageReader<MarkerBrush>,
     #[cfg(feature = "sketch")] mut brush_rejected: MessageWriter<BrushRejected>,
     mut rejected: MessageWriter<MarkersRejected>,
+    terrain: Option<Res<crate::TerrainGround>>,
 ) {
     let Some(crowd) = world.crowd() else {
         return;
     };
+    // Without a seed 002 ground, brushes paint a terrain where there is one (see
+    // `crate::terrain`): no marker set of ours is made for them.
+    if markers.set.is_none() && ground.is_none() && terrain.is_some() {
+        #[cfg(feature = "sketch")]
+        brushes.clear();
+        return;
+    }
     #[cfg(feature = "sketch")]
     let strokes: Vec<MarkerBrush> = brushes.read().cloned().collect();
     #[cfg(not(feature = "sketch"))]

@@ -33,7 +33,7 @@ use crowdfield_field::Shape;
 use crowdfield_steer::LocalMapSettings;
 
 use crate::components::{AgentGoals, AgentStyle, CrowdAgent, CrowdObstacle, ObstacleKind};
-use crate::settings::CrowdfieldSettings;
+use crate::settings::{CrowdfieldSettings, GroundHeight, GroundPlane};
 
 /// A scenario: world bounds, optional planner settings, obstacles, agents one by one and
 /// agents spread over regions.
@@ -706,8 +706,32 @@ impl Scenario {
     }
 
     /// Spawns the scenario's obstacles and agents (top-level entities, each tagged with
-    /// [`FromScenario`]) and returns how many agents each region could not place.
+    /// [`FromScenario`]) on a 2D game's x–y ground and returns how many agents each region
+    /// could not place. [`Scenario::spawn_on`] spawns them on a 3D game's ground.
     pub fn spawn(&self, commands: &mut Commands, root: Option<Entity>) -> Vec<usize> {
+        self.spawn_on(commands, root, GroundPlane::XY, &GroundHeight::default())
+    }
+
+    /// [`Scenario::spawn`] on `plane`: the scenario's points are the crowd's plane, each agent's
+    /// Transform is put on the ground through [`GroundPlane::to_world`] at `height` (the
+    /// [`ScenarioPlugin`] spawns files with the app's [`CrowdfieldSettings::plane`] and
+    /// [`GroundHeight`]); a scenario's own terrain's heights come first where it has them.
+    pub fn spawn_on(
+        &self,
+        commands: &mut Commands,
+        root: Option<Entity>,
+        plane: GroundPlane,
+        height: &GroundHeight,
+    ) -> Vec<usize> {
+        #[cfg(feature = "markers")]
+        let own = self
+            .terrain
+            .as_ref()
+            .and_then(|t| t.heights.clone())
+            .map(GroundHeight::from_height_map);
+        #[cfg(feature = "markers")]
+        let height = own.as_ref().unwrap_or(height);
+        let at = |p: Vec2| Transform::from_translation(plane.to_world(p, height.height(p)));
         for obstacle in &self.obstacles {
             let mut entity = commands.spawn((
                 Name::new("crowd obstacle"),
@@ -731,7 +755,7 @@ impl Scenario {
             let mut entity = commands.spawn((
                 Name::new("crowd agent"),
                 CrowdAgent,
-                Transform::from_translation(agent.position.extend(0.0)),
+                at(agent.position),
                 agent.goals,
                 agent.style,
                 FromScenario(root),
@@ -785,7 +809,7 @@ impl Scenario {
                 commands.spawn((
                     Name::new("group member"),
                     CrowdAgent,
-                    Transform::from_translation(p.extend(0.0)),
+                    at(*p),
                     group.style.clone(),
                     MemberOf(entity),
                     FromScenario(root),
@@ -1059,11 +1083,13 @@ fn spawn_scenarios(
     scenarios: Res<Assets<Scenario>>,
     server: Res<AssetServer>,
     mut settings: ResMut<CrowdfieldSettings>,
+    height: Option<Res<GroundHeight>>,
 ) {
     for (entity, root) in &roots {
         if let Some(scenario) = scenarios.get(&root.0) {
             scenario.apply_settings(&mut settings);
-            let missing = scenario.spawn(&mut commands, Some(entity));
+            let height = height.as_deref().cloned().unwrap_or_default();
+            let missing = scenario.spawn_on(&mut commands, Some(entity), settings.plane, &height);
             if missing.iter().any(|m| *m > 0) {
                 warn!(
                     "crowdfield: scenario {:?} could not place {missing:?} agents in its regions",

@@ -44,6 +44,16 @@
 //! and hands its agents their steps (`Steering::External`). Until [`TerrainWorld`] holds
 //! markers they stand.
 //!
+//! ## Brushes
+//!
+//! With a [`TerrainGround`] and no seed 002 ground ([`MarkerGround`](crate::MarkerGround) or a
+//! marker file), the sketch tool's brushes paint the terrain (`sketch` feature): a
+//! [`MarkerBrush`](crate::MarkerBrush) paint stroke joins [`TerrainGround::regions`] as its
+//! band (a polyline as wide as the brush), so its markers are typed again, painted forbidden
+//! ground becomes an obstacle, and A* routes planned after it go round; `Undo` takes the last
+//! painted region back. Sprays and erasers have no meaning on a terrain mesh: they get a
+//! [`BrushRejected`](crate::BrushRejected) and change nothing.
+//!
 //! ## Bad input
 //!
 //! A ground whose markers cannot be made (a density out of range, a house that is not one)
@@ -293,19 +303,21 @@ impl Plugin for CrowdfieldTerrainPlugin {
             .add_systems(
                 Update,
                 (spawn_terrain_obstacles, build_terrain_markers).chain(),
-            )
-            .add_systems(
-                FixedUpdate,
-                (
-                    sync_bio_agents
-                        .after(crate::plugin::SceneInputStage::Agents)
-                        .in_set(crate::CrowdfieldSystems::SceneInput),
-                    drive_bio_agents
-                        .after(crate::CrowdfieldSystems::Guidance)
-                        .before(crate::CrowdfieldSystems::Sensing),
-                )
-                    .run_if(crate::plugin::planner_due),
             );
+        #[cfg(feature = "sketch")]
+        app.add_systems(Update, paint_terrain.before(spawn_terrain_obstacles));
+        app.add_systems(
+            FixedUpdate,
+            (
+                sync_bio_agents
+                    .after(crate::plugin::SceneInputStage::Agents)
+                    .in_set(crate::CrowdfieldSystems::SceneInput),
+                drive_bio_agents
+                    .after(crate::CrowdfieldSystems::Guidance)
+                    .before(crate::CrowdfieldSystems::Sensing),
+            )
+                .run_if(crate::plugin::planner_due),
+        );
         if app.is_plugin_added::<bevy::asset::AssetPlugin>() {
             app.init_asset::<TerrainGround>()
                 .init_asset_loader::<TerrainFileLoader>()
@@ -328,6 +340,58 @@ fn load_terrain_files(
         && ground.as_deref() != Some(loaded)
     {
         commands.insert_resource(loaded.clone());
+    }
+}
+
+/// Brush strokes on the terrain (see the module doc): paint strokes become regions, in the
+/// order written; the regions painted so far are kept for `Undo`.
+#[cfg(feature = "sketch")]
+fn paint_terrain(
+    mut brushes: MessageReader<crate::MarkerBrush>,
+    ground: Option<ResMut<TerrainGround>>,
+    marker_ground: Option<Res<crate::MarkerGround>>,
+    markers: Res<crate::MarkerWorld>,
+    mut painted: Local<Vec<TerrainRegion>>,
+    mut rejected: MessageWriter<crate::BrushRejected>,
+) {
+    use crowdfield_sketch::{BrushKind, SketchError, Stroke};
+    let strokes: Vec<crate::MarkerBrush> = brushes.read().cloned().collect();
+    let Some(mut ground) = ground else {
+        return;
+    };
+    if strokes.is_empty() || marker_ground.is_some() || markers.markers().is_some() {
+        return;
+    }
+    for edit in strokes {
+        let region = match &edit {
+            crate::MarkerBrush::Undo => {
+                if let Some(last) = painted.pop()
+                    && let Some(at) = ground.regions.iter().rposition(|r| *r == last)
+                {
+                    ground.regions.remove(at);
+                }
+                continue;
+            }
+            crate::MarkerBrush::Stroke { brush, points } => match brush.kind {
+                BrushKind::Paint(terrain) => {
+                    Stroke::from_positions(points.iter().map(|p| p.as_dvec2()))
+                        .and_then(|stroke| brush.band(&stroke))
+                        .map(|shape| TerrainRegion { shape, terrain })
+                }
+                BrushKind::Spray { .. } | BrushKind::Erase => Err(SketchError::BadSetting(
+                    "a terrain takes paint strokes only: its markers come from its mesh",
+                )),
+            },
+        };
+        match region {
+            Ok(region) => {
+                painted.push(region.clone());
+                ground.regions.push(region);
+            }
+            Err(error) => {
+                rejected.write(crate::BrushRejected { edit, error });
+            }
+        }
     }
 }
 

@@ -366,29 +366,53 @@ fn the_terrain_scenario_runs() {
     );
     let scenario = Scenario::from_path(std::path::Path::new(path)).unwrap();
     scenario.check_world().unwrap();
-    let mut app = app(40.0, 20.0);
-    scenario.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
-    let mut queue = bevy::ecs::world::CommandQueue::default();
-    let spawned = scenario.spawn(&mut Commands::new(&mut queue, app.world()), None);
-    queue.apply(app.world_mut());
-    assert!(spawned.iter().all(|m| *m == 0));
-    let mut steered = app.world_mut().query::<(Entity, &BioSteering)>();
-    let walkers: Vec<Entity> = steered.iter(app.world()).map(|(e, _)| e).collect();
-    assert_eq!(walkers.len(), 18);
-    let mut wet = 0;
-    let steps = run_until(&mut app, 800, |app| {
-        for w in &walkers {
-            if let Some(t) = app.world().get::<Transform>(*w)
-                && t.translation.truncate().distance(Vec2::new(20.0, 10.0)) < 3.5
-            {
-                wet += 1;
+    // The same file in a 2D game and on a 3D game's x–z ground.
+    for plane in [GroundPlane::XY, GroundPlane::XZ] {
+        let mut app = app(40.0, 20.0);
+        app.world_mut().resource_mut::<CrowdfieldSettings>().plane = plane;
+        scenario.apply_settings(&mut app.world_mut().resource_mut::<CrowdfieldSettings>());
+        let mut queue = bevy::ecs::world::CommandQueue::default();
+        let spawned = scenario.spawn_on(
+            &mut Commands::new(&mut queue, app.world()),
+            None,
+            plane,
+            &GroundHeight::default(),
+        );
+        queue.apply(app.world_mut());
+        assert!(spawned.iter().all(|m| *m == 0));
+        let mut steered = app.world_mut().query::<(Entity, &BioSteering)>();
+        let walkers: Vec<Entity> = steered.iter(app.world()).map(|(e, _)| e).collect();
+        assert_eq!(walkers.len(), 18);
+        let heights = scenario
+            .terrain
+            .as_ref()
+            .and_then(|t| t.heights.clone())
+            .unwrap();
+        let (mut wet, mut off_surface) = (0, 0.0f32);
+        let steps = run_until(&mut app, 800, |app| {
+            for w in &walkers {
+                let Some(t) = app.world().get::<Transform>(*w) else {
+                    continue;
+                };
+                let p = plane.to_ground(t.translation);
+                if p.distance(Vec2::new(20.0, 10.0)) < 3.5 {
+                    wet += 1;
+                }
+                if plane == GroundPlane::XZ {
+                    let h = heights.height(p.as_dvec2()) as f32;
+                    off_surface = off_surface.max((t.translation.y - h).abs());
+                }
             }
-        }
-        seen(app).arrived.len() == 18
-    });
-    println!("terrain scenario: 18 arrived in {steps} planner steps");
-    assert!(steps < 800);
-    assert_eq!(wet, 0);
+            seen(app).arrived.len() == 18
+        });
+        println!(
+            "terrain scenario on {plane:?}: 18 arrived in {steps} planner steps, \
+             farthest off the surface {off_surface:.2e} m"
+        );
+        assert!(steps < 800);
+        assert_eq!(wet, 0);
+        assert!(off_surface < 1e-3, "{off_surface}");
+    }
     let text = std::fs::read_to_string(path).unwrap();
     for (from, to) in [
         (
@@ -405,4 +429,65 @@ fn the_terrain_scenario_runs() {
             "{to}: {checked:?}"
         );
     }
+}
+
+#[derive(Resource, Default)]
+struct BrushesRefused(usize);
+
+fn brushes_refused(mut seen: ResMut<BrushesRefused>, mut m: MessageReader<BrushRejected>) {
+    seen.0 += m.read().count();
+}
+
+/// With a terrain and no seed 002 ground, the sketch tool's paint brush paints the terrain: a
+/// forbidden stroke types its markers, becomes an obstacle, and no marker set of seed 002 is
+/// made; sprays are refused; Undo takes the stroke back.
+#[test]
+fn brushes_paint_the_terrain() {
+    use bevy_crowdfield::sketch::{Brush, BrushKind};
+    let mut app = terrain_app(TerrainGround::default(), GroundPlane::XY);
+    app.init_resource::<BrushesRefused>()
+        .add_systems(Update, brushes_refused);
+    let built = |app: &App| app.world().resource::<TerrainWorld>().version();
+    run_until(&mut app, 20, |app| built(app) > 0);
+    let before = built(&app);
+    let stroke = |kind| MarkerBrush::Stroke {
+        brush: Brush { kind, radius: 1.0 },
+        points: vec![Vec2::new(10.0, 1.0), Vec2::new(10.0, 11.0)],
+    };
+    app.world_mut()
+        .write_message(stroke(BrushKind::Paint(Terrain::Forbidden)));
+    run_until(&mut app, 20, |app| built(app) > before);
+    let regions = app.world().resource::<TerrainGround>().regions.clone();
+    assert_eq!(regions.len(), 1);
+    let set = app.world().resource::<TerrainWorld>().markers().unwrap();
+    let (mut inside, mut typed) = (0, 0);
+    for (_, m) in set.markers() {
+        if (m.position.x - 10.0).abs() < 0.9 && m.position.y > 2.0 && m.position.y < 10.0 {
+            inside += 1;
+            typed += usize::from(m.terrain == Terrain::Forbidden);
+        }
+    }
+    assert!(
+        inside > 100 && typed == inside,
+        "{typed} of {inside} typed forbidden"
+    );
+    let mut obstacles = app.world_mut().query::<&bevy_crowdfield::FromTerrain>();
+    assert_eq!(
+        obstacles.iter(app.world()).filter(|f| f.forbidden).count(),
+        1
+    );
+    assert!(app.world().resource::<MarkerWorld>().markers().is_none());
+
+    app.world_mut().write_message(stroke(BrushKind::Erase));
+    app.update();
+    assert_eq!(app.world().resource::<BrushesRefused>().0, 1);
+    assert_eq!(app.world().resource::<TerrainGround>().regions.len(), 1);
+
+    let before = built(&app);
+    app.world_mut().write_message(MarkerBrush::Undo);
+    run_until(&mut app, 20, |app| built(app) > before);
+    assert!(app.world().resource::<TerrainGround>().regions.is_empty());
+    let set = app.world().resource::<TerrainWorld>().markers().unwrap();
+    assert!(set.markers().all(|(_, m)| m.terrain == Terrain::Walkable));
+    assert_eq!(obstacles.iter(app.world()).count(), 0);
 }
