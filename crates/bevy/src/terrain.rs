@@ -37,6 +37,22 @@
 //! [`TerrainWorld`] builds its markers: the seed's area-equalised mesh over the heights, typed by
 //! the regions, forbidden ground included (seed 003), none inside other obstacles.
 //!
+//! ## BVP walkers and groups
+//!
+//! Agents without [`BioSteering`] walk the crowd's potential fields (seed 000) and groups
+//! their group maps (seed 001); the terrain steers them too. Its forbidden regions are
+//! obstacles (above). Where it has regions to avoid and [`TerrainGround::guide_goals`] is on,
+//! every goal the crowd would solve itself (walkers' targets, groups' destinations) follows
+//! the terrain's weighted map instead (`crowdfield_markers::bvp::terrain_map`: ∇·(k∇p) = 0,
+//! k = ft³ on avoided ground, on the crowd's global cells with its inflation), handed over
+//! through [`Crowd::guide_from_outside`](crowdfield_steer::Crowd::guide_from_outside) before
+//! the step's guidance phase; solved again whenever the terrain's markers are rebuilt (the
+//! ground, the bounds or the static obstacles changed). A goal on forbidden ground keeps the
+//! crowd's map, and goals only BioCrowds walkers head for are left alone (they steer by
+//! markers). [`TerrainWorld::guides`] says which goals follow the terrain. Each map is one SOR
+//! solve in f64, in the planner step where the goal first appears: on large grounds a
+//! noticeable pause (measured in `docs/terrain.md`).
+//!
 //! ## When things run
 //!
 //! In each planner step, after agents are registered, BioCrowds agents join, change order or
@@ -95,6 +111,10 @@ pub struct TerrainGround {
     pub forbidden_obstacles: bool,
     /// The house's walls' thickness, metres (0.1).
     pub wall_thickness: f64,
+    /// Whether goals the crowd would solve itself (BVP walkers', groups') follow the
+    /// terrain's weighted map instead where the ground has regions to avoid (on; see the
+    /// module doc's *BVP walkers and groups*).
+    pub guide_goals: bool,
 }
 
 impl Default for TerrainGround {
@@ -106,6 +126,7 @@ impl Default for TerrainGround {
             density: 60.0,
             forbidden_obstacles: true,
             wall_thickness: 0.1,
+            guide_goals: true,
         }
     }
 }
@@ -241,6 +262,9 @@ pub struct TerrainWorld {
     /// The ground and scene the set was built for.
     built: Option<(TerrainGround, Vec2, Vec2, Vec<Shape>)>,
     version: u64,
+    /// Goals tried for the terrain's map: the set version tried over, and whether the goal
+    /// follows it (a goal on forbidden ground has none, and is tried again after a rebuild).
+    guided: std::collections::BTreeMap<crowdfield_steer::GoalId, (u64, bool)>,
 }
 
 impl TerrainWorld {
@@ -252,6 +276,11 @@ impl TerrainWorld {
     /// Changes with every rebuild.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Whether `goal` follows the terrain's weighted map (see the module doc).
+    pub fn guides(&self, goal: crowdfield_steer::GoalId) -> bool {
+        self.guided.get(&goal).is_some_and(|(_, ok)| *ok)
     }
 }
 
@@ -315,6 +344,9 @@ impl Plugin for CrowdfieldTerrainPlugin {
                 drive_bio_agents
                     .after(crate::CrowdfieldSystems::Guidance)
                     .before(crate::CrowdfieldSystems::Sensing),
+                guide_goals
+                    .after(crate::CrowdfieldSystems::SceneInput)
+                    .before(crate::CrowdfieldSystems::Guidance),
             )
                 .run_if(crate::plugin::planner_due),
         );
@@ -390,6 +422,100 @@ fn paint_terrain(
             }
             Err(error) => {
                 rejected.write(crate::BrushRejected { edit, error });
+            }
+        }
+    }
+}
+
+/// Hands the crowd's own goals the terrain's weighted maps (see the module doc): each goal
+/// the crowd solves itself, once the terrain has regions to avoid, and again when the set is
+/// rebuilt (the ground, the scene's static obstacles or the bounds changed). A goal whose map
+/// cannot be made (it lies on forbidden ground) keeps the crowd's map.
+fn guide_goals(
+    mut world: ResMut<CrowdWorld>,
+    ground: Option<Res<TerrainGround>>,
+    mut terrain: ResMut<TerrainWorld>,
+    plugin: Res<CrowdfieldSettings>,
+    bio: Query<&crate::AgentGoals, With<BioSteering>>,
+    others: Query<&crate::AgentGoals, Without<BioSteering>>,
+) {
+    let Some(ground) = ground else {
+        return;
+    };
+    let TerrainWorld {
+        set,
+        version,
+        guided,
+        ..
+    } = &mut *terrain;
+    let Some(set) = set.as_ref() else {
+        return;
+    };
+    let avoids = set
+        .terrain()
+        .regions()
+        .iter()
+        .any(|r| matches!(r.terrain, crowdfield_markers::Terrain::Avoid { .. }));
+    let active = ground.guide_goals && avoids;
+    if !active && guided.is_empty() {
+        return;
+    }
+    let Some(crowd) = world.crowd_mut() else {
+        return;
+    };
+    guided.retain(|g, _| crowd.goal(*g).is_some());
+    if !active && guided.values().all(|(_, ok)| !ok) {
+        return;
+    }
+    let settings = crowdfield_markers::bvp::TerrainMapSettings {
+        cell: crowd.settings().global_cell_size,
+        inflation: crowd.settings().global_inflation,
+        ..default()
+    };
+    // BioCrowds walkers steer by markers, not maps: goals only they walk to are left alone.
+    let shapes = |goals: &crate::AgentGoals| -> Vec<Shape> {
+        goals
+            .targets
+            .iter()
+            .map(|t| t.shape(plugin.point_goal_radius))
+            .collect()
+    };
+    let bio_shapes: Vec<Shape> = bio.iter().flat_map(shapes).collect();
+    let bio_only = |shape: &Shape| {
+        bio_shapes.contains(shape) && !others.iter().any(|g| shapes(g).contains(shape))
+    };
+    let due: Vec<(crowdfield_steer::GoalId, Shape)> = crowd
+        .goal_ids()
+        .filter_map(|id| {
+            let goal = crowd.goal(id)?;
+            if !guided.contains_key(&id) && bio_only(goal.shape()) {
+                return None;
+            }
+            let wanted = match guided.get(&id) {
+                // Ours (or tried and refused): again over a rebuilt set.
+                Some((v, _)) => *v != *version,
+                None => active && !goal.is_guided_from_outside() && !goal.is_search(),
+            };
+            wanted.then(|| (id, goal.shape().clone()))
+        })
+        .collect();
+    for (id, shape) in due {
+        let was_ours = guided.get(&id).is_some_and(|(_, ok)| *ok);
+        let made = crowdfield_markers::bvp::terrain_map(set, &shape, &settings)
+            .map_err(|e| e.to_string())
+            .and_then(|map| {
+                crowd
+                    .guide_from_outside(id, crowdfield_steer::Guidance::Map(map))
+                    .map_err(|e| e.to_string())
+            });
+        match made {
+            Ok(()) => {
+                guided.insert(id, (*version, true));
+            }
+            Err(e) => {
+                // A goal taken over keeps its last map (the crowd no longer solves it).
+                guided.insert(id, (*version, was_ours));
+                debug!("crowdfield: no terrain map for {id}: {e}");
             }
         }
     }

@@ -491,3 +491,144 @@ fn brushes_paint_the_terrain() {
     assert!(set.markers().all(|(_, m)| m.terrain == Terrain::Walkable));
     assert_eq!(obstacles.iter(app.world()).count(), 0);
 }
+
+/// Counts (agent-frames on the patch's rectangle, walkers' and members', on the pond, walkers arrived, group arrived,
+/// whether the walkers' goal follows the terrain) for ten BVP walkers and a group of six
+/// crossing a 30 × 12 m field with a patch to avoid (ι = 0.9, x 12–18 up to y = 7.5) across
+/// the straight way and a forbidden pond beyond it; the walkers head for the east edge's south,
+/// the group for its north.
+fn bvp_crossing(guide_goals: bool) -> ((usize, usize), usize, usize, bool, bool) {
+    let aabb = |x0: f64, y0: f64, x1: f64, y1: f64| Shape::Aabb {
+        min: DVec2::new(x0, y0),
+        max: DVec2::new(x1, y1),
+    };
+    let pond = Shape::Disc {
+        centre: DVec2::new(22.5, 5.0),
+        radius: 2.0,
+    };
+    let mut app = terrain_app(
+        TerrainGround {
+            regions: vec![
+                TerrainRegion {
+                    shape: aabb(12.0, 0.0, 18.0, 7.5),
+                    terrain: Terrain::Avoid { intensity: 0.9 },
+                },
+                TerrainRegion {
+                    shape: pond.clone(),
+                    terrain: Terrain::Forbidden,
+                },
+            ],
+            guide_goals,
+            ..default()
+        },
+        GroundPlane::XY,
+    );
+    let goal = Vec2::new(27.5, 3.5);
+    let walkers: Vec<Entity> = (0..10)
+        .map(|k| {
+            let p = Vec2::new(2.0 + (k / 5) as f32 * 1.2, 2.5 + (k % 5) as f32);
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_translation(p.extend(0.0)),
+                    AgentGoals::point(goal).then_despawn(),
+                ))
+                .id()
+        })
+        .collect();
+    let group = app
+        .world_mut()
+        .spawn((
+            CrowdGroup::in_formation(Formation::template(FormationTemplate::Box)),
+            GroupOrder::MoveTo(Vec2::new(26.0, 9.5)),
+        ))
+        .id();
+    let members: Vec<Entity> = (0..6)
+        .map(|i| {
+            let p = Vec2::new(6.0 + (i % 3) as f32 * 1.5, 3.0 + (i / 3) as f32 * 1.5);
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_translation(p.extend(0.0)),
+                    MemberOf(group),
+                ))
+                .id()
+        })
+        .collect();
+    let (mut on_patch, mut in_pond) = ((0, 0), 0);
+    run_until(&mut app, 1_500, |app| {
+        for e in walkers.iter().chain(&members) {
+            if seen(app).arrived.contains(e) {
+                continue;
+            }
+            let Some(t) = app.world().get::<Transform>(*e) else {
+                continue;
+            };
+            let p = t.translation.truncate().as_dvec2();
+            if (12.0..=18.0).contains(&p.x) && p.y <= 7.5 {
+                on_patch.0 += usize::from(walkers.contains(e));
+                on_patch.1 += usize::from(members.contains(e));
+            }
+            if pond.distance(p).is_ok_and(|d| d < 0.0) {
+                in_pond += 1;
+            }
+        }
+        let group_home = app
+            .world()
+            .get::<GroupStatus>(group)
+            .is_some_and(|s| s.arrived);
+        let home = walkers
+            .iter()
+            .filter(|w| seen(app).arrived.contains(w))
+            .count();
+        home == walkers.len() && group_home
+    });
+    let arrived = walkers
+        .iter()
+        .filter(|w| seen(&app).arrived.contains(w))
+        .count();
+    let group_home = app
+        .world()
+        .get::<GroupStatus>(group)
+        .is_some_and(|s| s.arrived);
+    let world = app.world().resource::<CrowdWorld>();
+    let guided = world
+        .crowd()
+        .unwrap()
+        .goal_ids()
+        .any(|g| app.world().resource::<TerrainWorld>().guides(g));
+    (on_patch, in_pond, arrived, group_home, guided)
+}
+
+/// BVP walkers and groups in the plugin follow the terrain's weighted maps: with
+/// `guide_goals` on, fewer agent-frames on ground to avoid than with the crowd's own maps;
+/// none on forbidden ground either way; everyone arrives.
+#[test]
+fn bvp_walkers_and_groups_follow_the_terrain() {
+    let plain = bvp_crossing(false);
+    let guided = bvp_crossing(true);
+    println!(
+        "agent-frames on the patch (walkers, members): crowd's maps {:?}, terrain maps {:?} \
+         (pond {} / {}, walkers home {} / {}, group home {} / {})",
+        plain.0, guided.0, plain.1, guided.1, plain.2, guided.2, plain.3, guided.3
+    );
+    assert!(
+        !plain.4 && guided.4,
+        "only the guided run's goals follow the terrain"
+    );
+    assert_eq!((plain.1, guided.1), (0, 0));
+    assert_eq!((plain.2, guided.2), (10, 10));
+    assert!(plain.3 && guided.3);
+    assert!(
+        (guided.0.0 as f64) < 0.75 * plain.0.0 as f64,
+        "walkers: {:?} vs {:?}",
+        guided.0,
+        plain.0
+    );
+    assert!(
+        (guided.0.1 as f64) < 0.75 * plain.0.1 as f64,
+        "group: {:?} vs {:?}",
+        guided.0,
+        plain.0
+    );
+}

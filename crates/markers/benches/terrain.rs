@@ -5,7 +5,10 @@
 //!   ground to avoid and forbidden ponds painted; markers on forbidden ground kept), every
 //!   agent walking straight for a goal, for 1,000 and 10,000 agents one per 3 m²;
 //! - `astar/512`: one A* route across a 512 × 512 terrain graph (1 m spacing, 8 neighbours,
-//!   hills, ponds and patches to avoid), corner to corner.
+//!   hills, ponds and patches to avoid), corner to corner;
+//! - `terrain_map/<side>`: one weighted harmonic map for BVP walkers (∇·(k∇p) = 0 over a
+//!   `side` × `side` m ground with ponds and patches to avoid, 0.5 m cells, the plugin's
+//!   default), goal in a corner.
 //!
 //! `cargo bench -p crowdfield_markers --bench terrain`.
 
@@ -144,5 +147,27 @@ fn astar(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bio_step, astar);
+fn terrain_map(c: &mut Criterion) {
+    let mut group = c.benchmark_group("terrain_map");
+    group.sample_size(10);
+    for side in [60.0, 120.0] {
+        let set = ground(side, false);
+        let goal = Shape::Disc {
+            centre: DVec2::splat(side - 3.0),
+            radius: 1.0,
+        };
+        let settings = crowdfield_markers::bvp::TerrainMapSettings {
+            cell: 0.5,
+            ..Default::default()
+        };
+        group.bench_function(BenchmarkId::from_parameter(side), |b| {
+            b.iter(|| {
+                black_box(crowdfield_markers::bvp::terrain_map(&set, &goal, &settings).unwrap())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bio_step, astar, terrain_map);
 criterion_main!(benches);

@@ -35,6 +35,9 @@ pub struct TerrainMapSettings {
     pub max_sweeps: usize,
     /// n in k = ftⁿ on ground to avoid (3).
     pub avoid_exponent: i32,
+    /// Obstacles (the set's, not forbidden ground) grow by this much on the map, metres (0;
+    /// the plugin gives the crowd's global inflation, as its own maps have).
+    pub inflation: f64,
 }
 
 impl Default for TerrainMapSettings {
@@ -44,6 +47,7 @@ impl Default for TerrainMapSettings {
             tolerance: 1e-10,
             max_sweeps: 20_000,
             avoid_exponent: 3,
+            inflation: 0.0,
         }
     }
 }
@@ -98,8 +102,13 @@ pub fn terrain_map(
             }
         }
     }
+    if !(settings.inflation.is_finite() && settings.inflation >= 0.0) {
+        return Err(MarkerError::BadSetting(
+            "a terrain map's inflation must be finite, not negative",
+        ));
+    }
     for shape in set.obstacles() {
-        for (x, y) in shape.cells(&geometry, 0.0, Coverage::Touch)? {
+        for (x, y) in shape.cells(&geometry, settings.inflation, Coverage::Touch)? {
             map.set_obstacle(x, y)?;
         }
     }

@@ -164,6 +164,10 @@ fn bad_terrain_maps_are_refused() {
             avoid_exponent: -1,
             ..Default::default()
         },
+        TerrainMapSettings {
+            inflation: -0.1,
+            ..Default::default()
+        },
     ] {
         assert!(terrain_map(&set, &goal, &bad).is_err());
     }

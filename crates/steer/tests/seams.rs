@@ -255,6 +255,69 @@ fn a_map_from_outside_guides_walkers_down_its_descent() {
     assert_eq!(crowd.agent(id).unwrap().state(), AgentState::Arrived);
 }
 
+/// A goal the crowd solved is taken over by a host's own map: the walker keeps the goal in
+/// its queue, follows the new map from the next guidance phase, and an obstacle added later
+/// leaves the host's map alone (it is the host's to remake).
+#[test]
+fn a_solved_goal_taken_over_follows_the_hosts_map() {
+    let mut crowd = open_world();
+    let region = Shape::Disc {
+        centre: DVec2::new(25.0, 10.0),
+        radius: 0.6,
+    };
+    let goal = crowd.add_goal(region.clone()).unwrap();
+    let id = crowd
+        .spawn(AgentParams {
+            position: DVec2::new(5.0, 10.0),
+            goals: vec![goal],
+            ..AgentParams::default()
+        })
+        .unwrap();
+    // The host's map: the same goal, reached round the south (a wall it knows of at x = 15).
+    let geometry = GridGeometry::covering(DVec2::ZERO, DVec2::new(30.0, 20.0), 0.5).unwrap();
+    let mut map = Field::<f64>::new(geometry, 1.0);
+    for (x, y) in region
+        .cells(&geometry, 0.0, crowdfield_field::Coverage::Touch)
+        .unwrap()
+    {
+        map.set_goal(x, y).unwrap();
+    }
+    for y in 8..geometry.height() - 1 {
+        map.set_obstacle(30, y).unwrap();
+    }
+    crowdfield_field::MultigridSolver::new()
+        .solve(&mut map, &crowdfield_field::Bias::HARMONIC, 1e-10)
+        .unwrap();
+    let before = crowd.goal(goal).unwrap().revision();
+    crowd
+        .guide_from_outside(goal, Guidance::Map(map.clone()))
+        .unwrap();
+    crowd.advance_to(StepPhase::Guidance);
+    let g = crowd.goal(goal).unwrap();
+    assert!(g.is_guided_from_outside());
+    assert_ne!(g.revision(), before);
+    assert_eq!(g.map().potentials(), map.potentials());
+    crowd.advance_to(StepPhase::Motion);
+    crowd
+        .add_obstacle(Shape::Disc {
+            centre: DVec2::new(20.0, 15.0),
+            radius: 1.0,
+        })
+        .unwrap();
+    assert_eq!(crowd.pending_map_solves(), 0);
+    let mut lowest: f64 = 20.0;
+    for _ in 0..400 {
+        crowd.step();
+        lowest = lowest.min(crowd.agent(id).map_or(lowest, |a| a.position().y));
+        if crowd.agent(id).unwrap().state() == AgentState::Arrived {
+            break;
+        }
+    }
+    assert_eq!(crowd.agent(id).unwrap().state(), AgentState::Arrived);
+    // Round the host's wall's south end (it leaves a gap below y = 4).
+    assert!(lowest < 4.5, "lowest {lowest}");
+}
+
 #[test]
 fn bad_guidance_is_refused() {
     let mut crowd = open_world();
@@ -282,6 +345,11 @@ fn bad_guidance_is_refused() {
         crowd.set_guidance(solved, Guidance::Along(DVec2::X)),
         Err(SteerError::NotGuidedFromOutside(solved))
     );
+    assert!(matches!(
+        crowd.guide_from_outside(solved, Guidance::Towards(DVec2::new(f64::NAN, 0.0))),
+        Err(SteerError::Field(FieldError::NonFinite { .. }))
+    ));
+    assert!(!crowd.goal(solved).unwrap().is_guided_from_outside());
     assert_eq!(
         crowd.set_guidance(GoalId(42), Guidance::Along(DVec2::X)),
         Err(SteerError::UnknownGoal(GoalId(42)))

@@ -430,6 +430,40 @@ impl Crowd {
         Ok(())
     }
 
+    /// Hands a goal the crowd solves itself over to guidance from outside: a host that solves
+    /// a map of its own for it (over painted terrain, with other weights) takes it over. From
+    /// the next guidance phase on it is guided as a goal added with [`Crowd::add_guided_goal`]
+    /// is (until then it keeps its solved map, without further edits or solves); agents keep
+    /// it in their queues. For a goal already guided from outside this is
+    /// [`Crowd::set_guidance`]. Searches are refused ([`SteerError::NotGuidedFromOutside`]).
+    pub fn guide_from_outside(
+        &mut self,
+        goal: GoalId,
+        guidance: Guidance,
+    ) -> Result<(), SteerError> {
+        guidance.validate()?;
+        let slot = self
+            .goals
+            .get_mut(goal.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownGoal(goal))?;
+        match &mut slot.source {
+            Source::Solved => {
+                slot.pending = None;
+                slot.source = Source::Outside {
+                    steer: None,
+                    next: Some(guidance),
+                };
+                Ok(())
+            }
+            Source::Outside { next, .. } => {
+                *next = Some(guidance);
+                Ok(())
+            }
+            Source::Search(_) => Err(SteerError::NotGuidedFromOutside(goal)),
+        }
+    }
+
     /// Removes a goal and frees its map. Refused while any agent's goal queue still holds it
     /// ([`SteerError::GoalInUse`]): give those agents other goals first. Its id is never given
     /// again.
