@@ -33,7 +33,7 @@ use rand_chacha::ChaCha8Rng;
 use crowdfield_steer::{AgentId, Crowd};
 
 use crate::biocrowds::{BioAgent, BioSettings, FtTable, step_many};
-use crate::crowd::{Sensed, hand_over, sense, slide};
+use crate::crowd::{Sensed, gone, hand_over, sense, slide};
 use crate::{GraphSettings, House, MarkerError, MarkerSet, TerrainGraph};
 
 /// How a BioCrowds agent finds its way.
@@ -397,13 +397,12 @@ impl BioCrowd {
         agents: &[Sensed],
     ) -> Result<Vec<(AgentId, DVec2)>, MarkerError> {
         let max = self.settings.max_step;
-        let at: BTreeMap<AgentId, DVec2> = agents.iter().map(|a| (a.id, a.position)).collect();
         Ok(self
             .plan(set, agents)?
             .into_iter()
-            .map(|(id, d)| {
+            .map(|(k, d)| {
                 let d = self.walked(d, max);
-                (id, slide(set, at[&id], d, 0.0))
+                (agents[k].id, slide(set, agents[k].position, d, 0.0))
             })
             .collect())
     }
@@ -414,12 +413,13 @@ impl BioCrowd {
         crate::biocrowds::step(d * pace, max).truncate()
     }
 
-    /// Each BioCrowds agent's d (Eq. 4.4, 3D) after its way is settled.
+    /// Each BioCrowds agent's d (Eq. 4.4, 3D) after its way is settled, by its index in
+    /// `agents`.
     fn plan(
         &mut self,
         set: &MarkerSet,
         agents: &[Sensed],
-    ) -> Result<Vec<(AgentId, DVec3)>, MarkerError> {
+    ) -> Result<Vec<(usize, DVec3)>, MarkerError> {
         let mut bio: Vec<BioAgent> = Vec::with_capacity(agents.len());
         let mut mine: Vec<usize> = Vec::new();
         for (k, a) in agents.iter().enumerate() {
@@ -446,7 +446,7 @@ impl BioCrowd {
         };
         let d = step_many(set, &bio, &settings)?;
         self.steps += 1;
-        Ok(mine.into_iter().map(|k| (agents[k].id, d[k])).collect())
+        Ok(mine.into_iter().map(|k| (k, d[k])).collect())
     }
 
     /// Where agent `a` heads this step (its way settled): a route node, a door, a place, its
@@ -667,16 +667,14 @@ impl BioCrowd {
     /// were handed over.
     pub fn drive(&mut self, crowd: &mut Crowd, set: &MarkerSet) -> Result<usize, MarkerError> {
         let agents = sense(crowd);
-        let gone: Vec<AgentId> = self
-            .states
-            .keys()
-            .filter(|id| crowd.agent(**id).is_none())
-            .copied()
-            .collect();
-        for id in gone {
+        for id in gone(self.states.keys(), crowd) {
             self.remove(id);
         }
-        let planned = self.plan(set, &agents)?;
+        let planned: Vec<(AgentId, DVec3)> = self
+            .plan(set, &agents)?
+            .into_iter()
+            .map(|(k, d)| (agents[k].id, d))
+            .collect();
         hand_over(crowd, set, planned, |d, max| self.walked(d, max))
     }
 }

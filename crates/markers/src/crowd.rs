@@ -1428,13 +1428,7 @@ impl MarkerCrowd {
     pub fn drive(&mut self, crowd: &mut Crowd, set: &MarkerSet) -> Result<usize, MarkerError> {
         check_set(set)?;
         let agents = sense(crowd);
-        let gone: Vec<AgentId> = self
-            .states
-            .keys()
-            .filter(|id| crowd.agent(**id).is_none())
-            .copied()
-            .collect();
-        for id in gone {
+        for id in gone(self.states.keys(), crowd) {
             self.remove(id);
         }
         let steps = self.step(set, &agents);
@@ -1446,6 +1440,14 @@ impl MarkerCrowd {
             }
         })
     }
+}
+
+/// The agents among `ids` that `crowd` no longer has (removed, or despawned on arrival): a
+/// back end forgets them before it steps.
+pub(crate) fn gone<'a>(ids: impl Iterator<Item = &'a AgentId>, crowd: &Crowd) -> Vec<AgentId> {
+    ids.filter(|id| crowd.agent(**id).is_none())
+        .copied()
+        .collect()
 }
 
 /// Every agent of `crowd` as a back end senses it: its position and its current goal's
