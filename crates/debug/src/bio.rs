@@ -17,6 +17,8 @@ use bevy_crowdfield::prelude::*;
 use crate::CrowdDebugSystems;
 use crate::ground::GroundGizmos;
 use crate::overlay::{OverlayId, overlay_enabled};
+// A walker's colour, from its id, as in the marker agents' overlay.
+use crate::trees::colour;
 
 impl OverlayId {
     /// BioCrowds walkers' personal spaces, routes ahead and routine places.
@@ -37,12 +39,6 @@ pub(crate) fn build(app: &mut App) {
             .run_if(overlay_enabled(OverlayId::BIO_CROWDS))
             .in_set(CrowdDebugSystems::Draw),
     );
-}
-
-/// A walker's colour, from its id (the same as the marker agents' overlay).
-fn colour(id: u32) -> Color {
-    let hue = (id.wrapping_mul(137) % 360) as f32;
-    Color::hsl(hue, 0.8, 0.6)
 }
 
 /// Which of `crowd`'s agents take part in the split drawn for `drawn` (their own index among

@@ -42,7 +42,7 @@ pub(crate) fn build(app: &mut App) {
 }
 
 /// An agent's colour, from its id.
-fn colour(id: u32) -> Color {
+pub(crate) fn colour(id: u32) -> Color {
     let hue = (id.wrapping_mul(137) % 360) as f32;
     Color::hsl(hue, 0.8, 0.6)
 }

@@ -412,17 +412,21 @@ impl Crowd {
         self.push_goal(shape, map, Source::Outside { steer, next: None })
     }
 
+    /// A live goal, or [`SteerError::UnknownGoal`].
+    fn goal_mut(&mut self, goal: GoalId) -> Result<&mut Goal, SteerError> {
+        self.goals
+            .get_mut(goal.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(SteerError::UnknownGoal(goal))
+    }
+
     /// Replaces the guidance of a goal added with [`Crowd::add_guided_goal`]. It is taken at
     /// the guidance phase of the next step (a step under way keeps the old one to its end);
     /// a second call before then replaces the first. Sub-goals stacked on an old map are
     /// dropped when the new guidance is taken.
     pub fn set_guidance(&mut self, goal: GoalId, guidance: Guidance) -> Result<(), SteerError> {
         guidance.validate()?;
-        let slot = self
-            .goals
-            .get_mut(goal.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or(SteerError::UnknownGoal(goal))?;
+        let slot = self.goal_mut(goal)?;
         let Source::Outside { next, .. } = &mut slot.source else {
             return Err(SteerError::NotGuidedFromOutside(goal));
         };
@@ -442,11 +446,7 @@ impl Crowd {
         guidance: Guidance,
     ) -> Result<(), SteerError> {
         guidance.validate()?;
-        let slot = self
-            .goals
-            .get_mut(goal.0 as usize)
-            .and_then(Option::as_mut)
-            .ok_or(SteerError::UnknownGoal(goal))?;
+        let slot = self.goal_mut(goal)?;
         match &mut slot.source {
             Source::Solved => {
                 slot.pending = None;
