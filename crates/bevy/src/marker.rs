@@ -206,6 +206,17 @@ pub struct MarkerWorld {
 }
 
 impl MarkerWorld {
+    /// Whether brush strokes go to a terrain instead of this set: there is a terrain, and no
+    /// seed 002 ground, marker file or set.
+    pub(crate) fn leaves_brushes_to_terrain(
+        &self,
+        ground: bool,
+        file: bool,
+        terrain: bool,
+    ) -> bool {
+        terrain && !ground && !file && self.set.is_none() && self.file.is_none()
+    }
+
     /// The markers, once built.
     pub fn markers(&self) -> Option<&MarkerSet> {
         self.set.as_ref()
@@ -342,13 +353,14 @@ fn sync_markers(
     #[cfg(feature = "sketch")] mut brush_rejected: MessageWriter<BrushRejected>,
     mut rejected: MessageWriter<MarkersRejected>,
     terrain: Option<Res<crate::TerrainGround>>,
+    file: Option<Res<MarkerGroundFile>>,
 ) {
     let Some(crowd) = world.crowd() else {
         return;
     };
     // Without a seed 002 ground, brushes paint a terrain where there is one (see
     // `crate::terrain`): no marker set of ours is made for them.
-    if markers.set.is_none() && ground.is_none() && terrain.is_some() {
+    if markers.leaves_brushes_to_terrain(ground.is_some(), file.is_some(), terrain.is_some()) {
         #[cfg(feature = "sketch")]
         brushes.clear();
         return;

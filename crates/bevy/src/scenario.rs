@@ -712,8 +712,8 @@ impl Scenario {
         self.spawn_on(commands, root, GroundPlane::XY, &GroundHeight::default())
     }
 
-    /// [`Scenario::spawn`] on `plane`: the scenario's points are the crowd's plane, each agent's
-    /// Transform is put on the ground through [`GroundPlane::to_world`] at `height` (the
+    /// [`Scenario::spawn`] on `plane`: the scenario's points are the crowd's plane; on x–z each
+    /// agent's Transform is put on the ground through [`GroundPlane::to_world`] at `height` (the
     /// [`ScenarioPlugin`] spawns files with the app's [`CrowdfieldSettings::plane`] and
     /// [`GroundHeight`]); a scenario's own terrain's heights come first where it has them.
     pub fn spawn_on(
@@ -731,7 +731,11 @@ impl Scenario {
             .map(GroundHeight::from_height_map);
         #[cfg(feature = "markers")]
         let height = own.as_ref().unwrap_or(height);
-        let at = |p: Vec2| Transform::from_translation(plane.to_world(p, height.height(p)));
+        // On x–y the height would be z, the game's drawing order: left at 0 as before.
+        let at = |p: Vec2| match plane {
+            GroundPlane::XY => Transform::from_translation(p.extend(0.0)),
+            GroundPlane::XZ => Transform::from_translation(plane.to_world(p, height.height(p))),
+        };
         for obstacle in &self.obstacles {
             let mut entity = commands.spawn((
                 Name::new("crowd obstacle"),

@@ -265,6 +265,8 @@ pub struct TerrainWorld {
     /// Goals tried for the terrain's map: the set version tried over, and whether the goal
     /// follows it (a goal on forbidden ground has none, and is tried again after a rebuild).
     guided: std::collections::BTreeMap<crowdfield_steer::GoalId, (u64, bool)>,
+    /// Goals only BioCrowds walkers head for, left alone until goals or orders change.
+    bio_only: std::collections::BTreeSet<crowdfield_steer::GoalId>,
 }
 
 impl TerrainWorld {
@@ -382,18 +384,25 @@ fn paint_terrain(
     mut brushes: MessageReader<crate::MarkerBrush>,
     ground: Option<ResMut<TerrainGround>>,
     marker_ground: Option<Res<crate::MarkerGround>>,
+    marker_file: Option<Res<crate::MarkerGroundFile>>,
     markers: Res<crate::MarkerWorld>,
     mut painted: Local<Vec<TerrainRegion>>,
     mut rejected: MessageWriter<crate::BrushRejected>,
 ) {
     use crowdfield_sketch::{BrushKind, SketchError, Stroke};
     let strokes: Vec<crate::MarkerBrush> = brushes.read().cloned().collect();
+    if strokes.is_empty()
+        || !markers.leaves_brushes_to_terrain(
+            marker_ground.is_some(),
+            marker_file.is_some(),
+            ground.is_some(),
+        )
+    {
+        return;
+    }
     let Some(mut ground) = ground else {
         return;
     };
-    if strokes.is_empty() || marker_ground.is_some() || markers.markers().is_some() {
-        return;
-    }
     for edit in strokes {
         let region = match &edit {
             crate::MarkerBrush::Undo => {
@@ -427,6 +436,9 @@ fn paint_terrain(
     }
 }
 
+/// Agents whose goals or BioCrowds orders changed.
+type OrdersChanged = Or<(Changed<crate::AgentGoals>, Changed<BioSteering>)>;
+
 /// Hands the crowd's own goals the terrain's weighted maps (see the module doc): each goal
 /// the crowd solves itself, once the terrain has regions to avoid, and again when the set is
 /// rebuilt (the ground, the scene's static obstacles or the bounds changed). A goal whose map
@@ -438,7 +450,10 @@ fn guide_goals(
     plugin: Res<CrowdfieldSettings>,
     bio: Query<&crate::AgentGoals, With<BioSteering>>,
     others: Query<&crate::AgentGoals, Without<BioSteering>>,
+    changed: Query<(), OrdersChanged>,
+    mut gone: RemovedComponents<BioSteering>,
 ) {
+    let orders_changed = !changed.is_empty() || gone.read().count() > 0;
     let Some(ground) = ground else {
         return;
     };
@@ -446,8 +461,12 @@ fn guide_goals(
         set,
         version,
         guided,
+        bio_only,
         ..
     } = &mut *terrain;
+    if orders_changed {
+        bio_only.clear();
+    }
     let Some(set) = set.as_ref() else {
         return;
     };
@@ -464,6 +483,7 @@ fn guide_goals(
         return;
     };
     guided.retain(|g, _| crowd.goal(*g).is_some());
+    bio_only.retain(|g| crowd.goal(*g).is_some());
     if !active && guided.values().all(|(_, ok)| !ok) {
         return;
     }
@@ -472,33 +492,45 @@ fn guide_goals(
         inflation: crowd.settings().global_inflation,
         ..default()
     };
-    // BioCrowds walkers steer by markers, not maps: goals only they walk to are left alone.
-    let shapes = |goals: &crate::AgentGoals| -> Vec<Shape> {
-        goals
-            .targets
-            .iter()
-            .map(|t| t.shape(plugin.point_goal_radius))
-            .collect()
-    };
-    let bio_shapes: Vec<Shape> = bio.iter().flat_map(shapes).collect();
-    let bio_only = |shape: &Shape| {
-        bio_shapes.contains(shape) && !others.iter().any(|g| shapes(g).contains(shape))
-    };
-    let due: Vec<(crowdfield_steer::GoalId, Shape)> = crowd
+    let mut due: Vec<(crowdfield_steer::GoalId, Shape)> = crowd
         .goal_ids()
         .filter_map(|id| {
             let goal = crowd.goal(id)?;
-            if !guided.contains_key(&id) && bio_only(goal.shape()) {
-                return None;
-            }
             let wanted = match guided.get(&id) {
                 // Ours (or tried and refused): again over a rebuilt set.
                 Some((v, _)) => *v != *version,
-                None => active && !goal.is_guided_from_outside() && !goal.is_search(),
+                None => {
+                    active
+                        && !bio_only.contains(&id)
+                        && !goal.is_guided_from_outside()
+                        && !goal.is_search()
+                }
             };
             wanted.then(|| (id, goal.shape().clone()))
         })
         .collect();
+    // BioCrowds walkers steer by markers, not maps: goals only they head for are left alone.
+    // Sorted out only for goals new to this system, once per change of goals or orders.
+    if due.iter().any(|(id, _)| !guided.contains_key(id)) {
+        let shapes = |goals: &crate::AgentGoals| {
+            goals
+                .targets
+                .iter()
+                .map(|t| t.shape(plugin.point_goal_radius))
+                .collect::<Vec<Shape>>()
+        };
+        let bio_shapes: Vec<Shape> = bio.iter().flat_map(shapes).collect();
+        let other_shapes: Vec<Shape> = others.iter().flat_map(shapes).collect();
+        due.retain(|(id, shape)| {
+            let only_bio = !guided.contains_key(id)
+                && bio_shapes.contains(shape)
+                && !other_shapes.contains(shape);
+            if only_bio {
+                bio_only.insert(*id);
+            }
+            !only_bio
+        });
+    }
     for (id, shape) in due {
         let was_ours = guided.get(&id).is_some_and(|(_, ok)| *ok);
         let made = crowdfield_markers::bvp::terrain_map(set, &shape, &settings)

@@ -383,6 +383,12 @@ fn the_terrain_scenario_runs() {
         let mut steered = app.world_mut().query::<(Entity, &BioSteering)>();
         let walkers: Vec<Entity> = steered.iter(app.world()).map(|(e, _)| e).collect();
         assert_eq!(walkers.len(), 18);
+        if plane == GroundPlane::XY {
+            // A 2D game's depth is left alone, hills or not.
+            for w in &walkers {
+                assert_eq!(app.world().get::<Transform>(*w).unwrap().translation.z, 0.0);
+            }
+        }
         let heights = scenario
             .terrain
             .as_ref()
@@ -555,6 +561,15 @@ fn bvp_crossing(guide_goals: bool) -> ((usize, usize), usize, usize, bool, bool)
                 .id()
         })
         .collect();
+    // A BioCrowds walker with a goal of its own: it steers by markers, its goal keeps the
+    // crowd's map.
+    let bio_goal = Vec2::new(28.0, 10.5);
+    app.world_mut().spawn((
+        CrowdAgent,
+        Transform::from_xyz(2.0, 10.5, 0.0),
+        AgentGoals::point(bio_goal),
+        BioSteering::default(),
+    ));
     let (mut on_patch, mut in_pond) = ((0, 0), 0);
     run_until(&mut app, 1_500, |app| {
         for e in walkers.iter().chain(&members) {
@@ -592,11 +607,16 @@ fn bvp_crossing(guide_goals: bool) -> ((usize, usize), usize, usize, bool, bool)
         .get::<GroupStatus>(group)
         .is_some_and(|s| s.arrived);
     let world = app.world().resource::<CrowdWorld>();
-    let guided = world
-        .crowd()
-        .unwrap()
-        .goal_ids()
-        .any(|g| app.world().resource::<TerrainWorld>().guides(g));
+    let crowd = world.crowd().unwrap();
+    let terrain = app.world().resource::<TerrainWorld>();
+    let guided = crowd.goal_ids().any(|g| terrain.guides(g));
+    let bio_guided = crowd.goal_ids().any(|g| {
+        terrain.guides(g) && crowd.goal(g).unwrap().centre().as_vec2().distance(bio_goal) < 1e-3
+    });
+    assert!(
+        !bio_guided,
+        "a goal only a BioCrowds walker heads for keeps the crowd's map"
+    );
     (on_patch, in_pond, arrived, group_home, guided)
 }
 
