@@ -1,0 +1,105 @@
+//! The seeds' preset walks today's walks: every shipped scenario, run through the plugin on
+//! `Preset::Seeds` for a fixed number of planner steps, hashes to the value it hashed to before
+//! any flow change went in (recorded at commit 4222e61, the last commit before presets).
+//!
+//! The hash is FNV-1a over every trajectory row: step, agent, the two coordinates' bits and the
+//! row's state. One changed bit in one position of one agent in one step changes it.
+
+use std::path::{Path, PathBuf};
+
+use crowdfield_cli::{RowState, RunOptions, Sample, Stop, load, run_scenario};
+
+/// Planner steps each scenario runs.
+const STEPS: u64 = 120;
+
+/// (scenario, hash of its first [`STEPS`] planner steps on the seeds' preset).
+const SEED_WALKS: &[(&str, u64)] = &[
+    ("ambush", 0x1a5b5ee1a6aa98fa),
+    ("bottleneck", 0xa26f6a21742347ea),
+    ("concentric-circles-250", 0x4609a086e8321808),
+    ("concentric-circles-500", 0xda3deae7b9cf8a80),
+    ("corridor", 0x2a51b64a55267c92),
+    ("crossing", 0x303d1741ee2139c6),
+    ("deadend", 0x0017259d0f72d026),
+    ("doorway-two-way", 0x24f0fa8b4ee70e2a),
+    ("drawn-paths", 0xfedf408b8e987f36),
+    ("forest", 0x1a46a591dda630c0),
+    ("four-way-confusion", 0xf7f08f0fd58fb894),
+    ("hallway-two-way", 0x186b54d16850655c),
+    ("oncoming", 0x70fbb03b4043ca67),
+    ("overtake", 0x2e6afc0567af38dc),
+    ("park", 0x6f74f44699859f0a),
+    ("plaza", 0x920540ba8327e311),
+    ("terrain", 0x726f0649185e7d9d),
+    ("wedge-corridor", 0x92fa6dfb87195de1),
+];
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/scenarios")
+        .join(format!("{name}.scenario.ron"))
+}
+
+/// FNV-1a over the rows.
+fn hash(rows: &[Sample]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for row in rows {
+        eat(&row.step.to_le_bytes());
+        eat(&(row.agent as u64).to_le_bytes());
+        eat(&row.position.x.to_bits().to_le_bytes());
+        eat(&row.position.y.to_bits().to_le_bytes());
+        let state = match row.state {
+            RowState::Pending => 0u8,
+            RowState::Moving => 1,
+            RowState::Waiting => 2,
+            RowState::Arrived => 3,
+            RowState::TimedOut => 4,
+            RowState::Stuck => 5,
+            RowState::Unreachable => 6,
+        };
+        eat(&[state]);
+    }
+    h
+}
+
+fn seed_walk(name: &str) -> u64 {
+    let scenario = load(&scenario(name)).unwrap();
+    let out = run_scenario(
+        &scenario,
+        RunOptions {
+            stop: Stop::Steps(STEPS),
+            ..Default::default()
+        },
+    );
+    hash(&out.trajectories)
+}
+
+/// Every shipped scenario but the plaza of 10,000 (too slow for a test) walks as it did.
+#[test]
+fn the_seeds_preset_walks_the_shipped_scenarios_bit_for_bit() {
+    let names: Vec<String> = std::fs::read_dir(scenario("x").parent().unwrap())
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".scenario.ron").map(str::to_owned)
+        })
+        .filter(|n| n != "plaza10k")
+        .collect();
+    let mut names = names;
+    names.sort();
+    let got: Vec<(String, u64)> = names.iter().map(|n| (n.clone(), seed_walk(n))).collect();
+    for (name, h) in &got {
+        println!("(\"{name}\", 0x{h:016x}),");
+    }
+    let want: Vec<(String, u64)> = SEED_WALKS
+        .iter()
+        .map(|(n, h)| ((*n).to_owned(), *h))
+        .collect();
+    assert_eq!(got, want);
+}
