@@ -208,7 +208,7 @@ pub mod prelude {
     };
     pub use crowdfield_steer::{
         ArrivalAction, Behaviour, BehaviourSlots, Frame, HeadingRule, LocalMapSettings,
-        NeighbourStamping, SpeedLaw,
+        NeighbourStamping, Preset, SpeedLaw,
     };
 }
 

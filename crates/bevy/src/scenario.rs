@@ -247,6 +247,9 @@ pub struct ScenarioSettings {
     /// Behaviours see only neighbours in line of sight
     /// ([`CrowdfieldSettings::line_of_sight`]).
     pub line_of_sight: Option<bool>,
+    /// The steering preset ([`CrowdfieldSettings::preset`]): `Some(Seeds)` walks the file as
+    /// the seeds' steering does.
+    pub preset: Option<crowdfield_steer::Preset>,
 }
 
 /// One obstacle.
@@ -639,6 +642,9 @@ impl Scenario {
         }
         if let Some(sight) = self.settings.line_of_sight {
             settings.line_of_sight = sight;
+        }
+        if let Some(preset) = self.settings.preset {
+            settings.preset = preset;
         }
     }
 

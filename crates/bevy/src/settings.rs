@@ -97,6 +97,14 @@ pub struct CrowdfieldSettings {
     /// Which plane of the Transform the crowd walks on: x–y for 2D games (the default), x–z
     /// with y up for 3D games, heights from [`GroundHeight`]. Set it before agents spawn.
     pub plane: GroundPlane,
+    /// The steering where the seeds leave a choice: [`Preset::Flow`] (the default) for crowds
+    /// that queue at doors and pass each other in counterflow, or [`Preset::Seeds`] for the
+    /// seeds' steering as written ([`CrowdfieldSettings::seeds`]). Changing it rebuilds the
+    /// crowd.
+    ///
+    /// [`Preset::Flow`]: crowdfield_steer::Preset::Flow
+    /// [`Preset::Seeds`]: crowdfield_steer::Preset::Seeds
+    pub preset: crowdfield_steer::Preset,
 }
 
 /// The plane of the Transform the crowd's ground lies in ([`CrowdfieldSettings::plane`]).
@@ -216,11 +224,22 @@ impl Default for CrowdfieldSettings {
             fuse_motion: false,
             worker_spin: Duration::ZERO,
             plane: GroundPlane::XY,
+            preset: crowdfield_steer::Preset::default(),
         }
     }
 }
 
 impl CrowdfieldSettings {
+    /// The default settings on the seeds' steering
+    /// ([`Preset::Seeds`](crowdfield_steer::Preset::Seeds)): one line for a game that wants
+    /// the seeds' walks, `app.insert_resource(CrowdfieldSettings::seeds())`.
+    pub fn seeds() -> Self {
+        Self {
+            preset: crowdfield_steer::Preset::Seeds,
+            ..Self::default()
+        }
+    }
+
     /// Seconds per planner step.
     pub fn planner_period(&self) -> f64 {
         if self.planner_hz.is_finite() && self.planner_hz > 0.0 {
@@ -241,6 +260,7 @@ impl CrowdfieldSettings {
             stuck_after: self.stuck_after,
             map_solves_per_step: self.map_solves_per_step,
             line_of_sight: self.line_of_sight,
+            preset: self.preset,
             ..Default::default()
         }
     }

@@ -279,6 +279,8 @@ pub struct Tuning {
     /// Which neighbours every walker stamps into its local map
     /// (`style.local_map.neighbours`).
     pub neighbours: Option<NeighbourStamping>,
+    /// The steering preset (`settings.preset`).
+    pub preset: Option<Preset>,
 }
 
 impl Tuning {
@@ -302,11 +304,14 @@ impl Tuning {
                 style.local_map.side = side;
             }
             if let Some(neighbours) = self.neighbours {
-                style.local_map.neighbours = neighbours;
+                style.local_map.neighbours = Some(neighbours);
             }
         }
         if let Some(hz) = self.planner_hz {
             scenario.settings.planner_hz = Some(hz);
+        }
+        if let Some(preset) = self.preset {
+            scenario.settings.preset = Some(preset);
         }
     }
 
@@ -328,6 +333,11 @@ impl Tuning {
             Some(NeighbourStamping::ExceptSameWay) => {
                 parts.push("neighbours walking the same way left out".into())
             }
+            None => {}
+        }
+        match self.preset {
+            Some(Preset::Seeds) => parts.push("the seeds' preset".into()),
+            Some(Preset::Flow) => parts.push("the flow preset".into()),
             None => {}
         }
         parts.join(", ")

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bevy_crowdfield::field::Coverage;
-use bevy_crowdfield::steer::NeighbourStamping;
+use bevy_crowdfield::steer::{NeighbourStamping, Preset};
 use bevy_crowdfield::{Scenario, ScenarioError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use crowdfield_cli::bench::{
@@ -191,11 +191,24 @@ struct TuningArgs {
     /// steps ORCA and seek at the same rate.
     #[arg(long, value_parser = planner_rate)]
     planner_hz: Option<f64>,
-    /// Which neighbours every walker stamps into its local map, in place of the file's: `all`
-    /// (the seeds, the default) or `except-same-way` (those walking the walker's way at its
+    /// Which neighbours every walker stamps into its local map, in place of the file's and the
+    /// preset's: `all` (the seeds) or `except-same-way` (those walking the walker's way at its
     /// pace are left out; crowds clear doors and counterflows in far fewer steps).
     #[arg(long, value_enum)]
     neighbours: Option<NeighboursArg>,
+    /// The steering preset, in place of the file's: `flow` (the default: crowds that queue at
+    /// doors and pass in counterflow) or `seeds` (the seeds' steering as written).
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
+}
+
+/// `--preset`: [`Preset`]'s variants on the command line.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum PresetArg {
+    /// The seeds' steering as written.
+    Seeds,
+    /// Crowds that flow (the default).
+    Flow,
 }
 
 /// `--neighbours`: [`NeighbourStamping`]'s variants on the command line.
@@ -216,6 +229,10 @@ impl From<TuningArgs> for Tuning {
             neighbours: a.neighbours.map(|n| match n {
                 NeighboursArg::All => NeighbourStamping::All,
                 NeighboursArg::ExceptSameWay => NeighbourStamping::ExceptSameWay,
+            }),
+            preset: a.preset.map(|p| match p {
+                PresetArg::Seeds => Preset::Seeds,
+                PresetArg::Flow => Preset::Flow,
             }),
         }
     }

@@ -733,7 +733,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                                 max_speed: profile.speed.sample(draw),
                                 ..Default::default()
                             };
-                            style.local_map.obstacle_coverage = coverage;
+                            style.local_map.obstacle_coverage = Some(coverage);
                             if style.radius <= 0.0 {
                                 return Err(self.error_at(
                                     profile_node,

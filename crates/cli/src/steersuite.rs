@@ -453,7 +453,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             radius,
             ..Default::default()
         };
-        style.local_map.obstacle_coverage = self.coverage;
+        style.local_map.obstacle_coverage = Some(self.coverage);
         if let Some(direction) = self.child(conditions, "direction") {
             style.initial_heading = self
                 .ground(direction)?

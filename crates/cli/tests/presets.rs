@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use bevy_crowdfield::steer::Preset;
 use crowdfield_cli::{RowState, RunOptions, Sample, Stop, load, run_scenario};
 
 /// Planner steps each scenario runs.
@@ -69,7 +70,8 @@ fn hash(rows: &[Sample]) -> u64 {
 }
 
 fn seed_walk(name: &str) -> u64 {
-    let scenario = load(&scenario(name)).unwrap();
+    let mut scenario = load(&scenario(name)).unwrap();
+    scenario.settings.preset = Some(Preset::Seeds);
     let out = run_scenario(
         &scenario,
         RunOptions {

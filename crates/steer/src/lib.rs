@@ -26,6 +26,7 @@ mod disc_raster;
 pub mod error;
 pub mod local_map;
 pub mod motion;
+pub mod preset;
 pub mod search;
 mod static_raster;
 
@@ -40,4 +41,5 @@ pub use local_map::{
     SAME_WAY_PACE, SAME_WAY_STALL,
 };
 pub use motion::{HeadingRule, SpeedLaw, decide};
+pub use preset::Preset;
 pub use search::SearchSettings;

@@ -57,10 +57,15 @@ pub struct LocalMapSettings {
     /// keeps gaps up to a cell wider open (a 1.6 m door stays two 0.5 m cells wide for agents
     /// of 0.5 m radius, where `Touch` closes it), and leaves the clearance to the collision
     /// guard. The seeds grow obstacles by the radius without saying which cells that marks.
-    pub obstacle_coverage: Coverage,
-    /// Which neighbours are stamped: all of them, as the seeds do (the default), or all but
-    /// those walking the agent's way ([`NeighbourStamping::ExceptSameWay`]).
-    pub neighbours: NeighbourStamping,
+    /// `None` (the default): as the crowd's [`Preset`](crate::Preset) says
+    /// ([`Preset::obstacle_coverage`](crate::Preset::obstacle_coverage)); the crowd fills it in
+    /// when the agent spawns.
+    pub obstacle_coverage: Option<Coverage>,
+    /// Which neighbours are stamped: all of them, as the seeds do, or all but those walking the
+    /// agent's way ([`NeighbourStamping::ExceptSameWay`]). `None` (the default): as the crowd's
+    /// [`Preset`](crate::Preset) says ([`Preset::neighbours`](crate::Preset::neighbours)); the
+    /// crowd fills it in when the agent spawns.
+    pub neighbours: Option<NeighbourStamping>,
 }
 
 /// Which neighbours an agent stamps into its local map (seed 000 §3.2 stamps every agent in
@@ -81,7 +86,9 @@ pub struct LocalMapSettings {
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NeighbourStamping {
-    /// Every neighbour whose disc reaches into the window (the seeds; the default).
+    /// Every neighbour whose disc reaches into the window (the seeds; [`Preset::Seeds`]).
+    ///
+    /// [`Preset::Seeds`]: crate::Preset::Seeds
     #[default]
     All,
     /// Every neighbour but those walking the agent's way: planning towards a goal, heading
@@ -174,8 +181,8 @@ impl Default for LocalMapSettings {
             initial_value: 0.9,
             view_angle: std::f64::consts::TAU,
             precision: LocalPrecision::default(),
-            obstacle_coverage: Coverage::Touch,
-            neighbours: NeighbourStamping::default(),
+            obstacle_coverage: None,
+            neighbours: None,
         }
     }
 }
@@ -207,6 +214,24 @@ impl LocalMapSettings {
             return Err(SteerError::BadViewAngle(self.view_angle));
         }
         Ok(())
+    }
+
+    /// These settings with the choices left to the preset (`None`) filled in from `preset`.
+    pub fn resolved(mut self, preset: crate::Preset) -> Self {
+        self.obstacle_coverage = Some(self.coverage_in(preset));
+        self.neighbours = Some(self.neighbours_in(preset));
+        self
+    }
+
+    /// The obstacle coverage, or `preset`'s where none is set.
+    pub fn coverage_in(&self, preset: crate::Preset) -> Coverage {
+        self.obstacle_coverage
+            .unwrap_or_else(|| preset.obstacle_coverage())
+    }
+
+    /// The neighbour stamping, or `preset`'s where none is set.
+    pub fn neighbours_in(&self, preset: crate::Preset) -> NeighbourStamping {
+        self.neighbours.unwrap_or_else(|| preset.neighbours())
     }
 
     /// Width of the window in world units.
@@ -1139,9 +1164,15 @@ mod tests {
         // Held up too long: stamped again.
         assert!(except.leaves_out(way, 0.35, way, way, 0.35, SAME_WAY_STALL - 1));
         assert!(!except.leaves_out(way, 0.35, way, way, 0.35, SAME_WAY_STALL));
+        assert_eq!(LocalMapSettings::default().neighbours, None);
+        let default = LocalMapSettings::default();
         assert_eq!(
-            LocalMapSettings::default().neighbours,
+            default.neighbours_in(crate::Preset::Seeds),
             NeighbourStamping::All
+        );
+        assert_eq!(
+            default.neighbours_in(crate::Preset::Flow),
+            NeighbourStamping::ExceptSameWay
         );
     }
 

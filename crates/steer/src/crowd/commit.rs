@@ -130,6 +130,8 @@ pub(super) struct CommitWorld<'a> {
     pub(super) obstacles: Obstacles<'a>,
     pub(super) goals: &'a [Option<Goal>],
     pub(super) stuck_after: u32,
+    /// Whether the guard slides (`Preset::slides`).
+    pub(super) slides: bool,
     /// Each slot's agent id.
     pub(super) ids: &'a [u32],
 }
@@ -178,6 +180,7 @@ pub(super) fn commit_agent(
         w.others,
         w.late,
         w.obstacles,
+        w.slides,
         guard,
     );
     agent.position = start + moved;

@@ -168,6 +168,7 @@ pub(super) fn guard_step(
     others: f64,
     late: &[usize],
     obstacles: Obstacles<'_>,
+    slides: bool,
     scratch: &mut GuardScratch,
 ) -> DVec2 {
     let len = displacement.length();
@@ -250,6 +251,9 @@ pub(super) fn guard_step(
                 .is_ok_and(|d| d >= radius || d >= *before)
         })
     };
+    if slides {
+        return slide_step(start, displacement, radius, near, &ok);
+    }
     let mut t = 1.0;
     for _ in 0..8 {
         if ok(start + displacement * t) {
@@ -258,4 +262,81 @@ pub(super) fn guard_step(
         t *= 0.5;
     }
     DVec2::ZERO
+}
+
+/// The largest share `t` of `d` from `s` before the first contact with a disc of `near`
+/// (prefix allowed), and the disc it meets.
+fn disc_limit(s: DVec2, d: DVec2, radius: f64, near: &[(DVec2, f64)]) -> (f64, Option<DVec2>) {
+    let mut t_max = 1.0;
+    let mut hit = None;
+    let dd = d.length_squared();
+    for &(q, r) in near {
+        let need = radius + r;
+        let w = s - q;
+        let c = w.length_squared() - need * need;
+        let b = w.dot(d);
+        if b >= 0.0 {
+            continue; // moving away or sideways: never closer
+        }
+        if c <= 0.0 {
+            // Already within contact: may not come closer.
+            t_max = 0.0;
+            hit = Some(q);
+            continue;
+        }
+        let disc = b * b - dd * c;
+        if disc < 0.0 {
+            continue;
+        }
+        let t = (-b - disc.sqrt()) / dd;
+        if t < t_max {
+            t_max = t.max(0.0);
+            hit = Some(q);
+        }
+    }
+    (t_max, hit)
+}
+
+/// The guard's step of [`Preset::Flow`](crate::Preset::Flow): the longest share of the
+/// displacement before the first contact with another agent (shortened further while the end
+/// would come too near a shape, or rounding would put it in contact), then, with the share it
+/// could not walk, one slide along the tangent of the agent it met, found the same way. The
+/// two legs together are never longer than the displacement, so every agent and shape the
+/// caller gathered within its reach is all that can be met.
+fn slide_step(
+    start: DVec2,
+    displacement: DVec2,
+    radius: f64,
+    near: &[(DVec2, f64)],
+    ok: &dyn Fn(DVec2) -> bool,
+) -> DVec2 {
+    let leg = |s: DVec2, d: DVec2| -> (DVec2, Option<DVec2>) {
+        let (mut t, hit) = disc_limit(s, d, radius, near);
+        t = (t - 1e-9).max(0.0);
+        // Static shapes and rounding: shorten until the end is allowed.
+        for _ in 0..12 {
+            if t <= 0.0 {
+                return (DVec2::ZERO, hit);
+            }
+            if ok(s + d * t) {
+                return (d * t, hit);
+            }
+            t *= 0.7;
+        }
+        (DVec2::ZERO, hit)
+    };
+    let (first, hit) = leg(start, displacement);
+    let rest = displacement - first;
+    let Some(q) = hit else { return first };
+    if rest.length_squared() < 1e-12 {
+        return first;
+    }
+    let p = start + first;
+    let n = (p - q).normalize_or_zero();
+    let along = rest - n * rest.dot(n).min(0.0);
+    if along.length_squared() < 1e-12 {
+        return first;
+    }
+    let (second, _) = leg(p, along);
+    first + second
 }

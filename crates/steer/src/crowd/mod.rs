@@ -88,6 +88,7 @@ macro_rules! world_of {
             statics: &$crowd.statics,
             static_bounds: &$crowd.static_bounds,
             sight: $crowd.settings.line_of_sight,
+            queues: $crowd.settings.preset.queues(),
             moving: &$crowd.moving,
             goals: &$crowd.goals,
             step: $crowd.step,
@@ -120,6 +121,7 @@ macro_rules! commit_world_of {
             ids: &$crowd.ids,
             goals: &$crowd.goals,
             stuck_after: $crowd.settings.stuck_after,
+            slides: $crowd.settings.preset.slides(),
         }
     };
 }
@@ -202,6 +204,10 @@ pub struct CrowdSettings {
     /// ahead for the `ahead` slot. Neighbours are stamped into the local map either way: they
     /// are obstacles whether seen or not. Off by default (the seeds test distance only).
     pub line_of_sight: bool,
+    /// The seeds' steering or crowdfield's for crowds that flow (the default): see
+    /// [`Preset`](crate::Preset). Agents' local-map choices left to it are filled in when
+    /// they spawn.
+    pub preset: crate::Preset,
 }
 
 impl Default for CrowdSettings {
@@ -215,6 +221,17 @@ impl Default for CrowdSettings {
             stuck_after: 60,
             map_solves_per_step: 2,
             line_of_sight: false,
+            preset: crate::Preset::default(),
+        }
+    }
+}
+
+impl CrowdSettings {
+    /// The default settings on the seeds' steering ([`Preset::Seeds`](crate::Preset::Seeds)).
+    pub fn seeds() -> Self {
+        Self {
+            preset: crate::Preset::Seeds,
+            ..Self::default()
         }
     }
 }
@@ -473,8 +490,13 @@ impl Agent {
     }
 
     /// Heading and speed from the relaxed local map.
-    fn decide(&self, bias: Bias, recovered: bool) -> Plan {
-        let descent = self.local.descent_at(self.position);
+    fn decide(&self, bias: Bias, recovered: bool, queues: bool) -> Plan {
+        let mut descent = self.local.descent_at(self.position);
+        // Queueing (`Preset::queues`): a descent that turns back from the way is a window
+        // closed by neighbours; press on along the way and let the guard hold the agent.
+        if queues && descent.dot(self.way) < 0.0 {
+            descent = self.way;
+        }
         let (heading, factor) = decide(
             self.heading,
             descent,
@@ -889,7 +911,8 @@ impl Crowd {
     }
 
     /// Adds an agent after validating everything about it.
-    pub fn spawn(&mut self, params: AgentParams) -> Result<AgentId, SteerError> {
+    pub fn spawn(&mut self, mut params: AgentParams) -> Result<AgentId, SteerError> {
+        params.local_map = params.local_map.resolved(self.settings.preset);
         let p = params.position;
         for (what, v) in [
             ("initial heading x", params.initial_heading.x),
@@ -1383,6 +1406,7 @@ impl Crowd {
 
     /// Decision: headings and speeds from the relaxed maps.
     fn plan(&mut self) {
+        let queues = self.settings.preset.queues();
         let flight = self.in_flight.as_mut().expect("relaxation ran");
         let prepared = std::mem::take(&mut flight.prepared);
         flight.plans = self
@@ -1393,7 +1417,7 @@ impl Crowd {
                 (_, Prepared::Idle) => None,
                 (_, Prepared::Done(plan)) => Some(plan),
                 (Some(agent), Prepared::Relax { bias, recovered }) => {
-                    Some(agent.decide(bias, recovered))
+                    Some(agent.decide(bias, recovered, queues))
                 }
                 (None, Prepared::Relax { .. }) => None,
             })
@@ -1412,12 +1436,33 @@ impl Crowd {
     /// Notes every planning agent's [`Way`] as the step starts, for its neighbours to read.
     fn note_ways(&mut self) {
         self.ways.clear();
+        let goals = &self.goals;
+        let first_ways = self.settings.preset.reads_first_ways();
         self.ways.extend(self.agents.iter().map(|a| {
-            a.as_ref().filter(|a| a.plans()).map(|a| Way {
-                heading: a.heading,
-                way: a.way,
-                pace: a.params.max_step,
-                stalled: a.stalled,
+            a.as_ref().filter(|a| a.plans()).map(|a| {
+                let (mut heading, mut way) = (a.heading, a.way);
+                if first_ways && heading == DVec2::ZERO && way == DVec2::ZERO {
+                    if let Some(goal) = a
+                        .params
+                        .goals
+                        .get(a.goal_index)
+                        .and_then(|g| goals.get(g.0 as usize))
+                        .and_then(Option::as_ref)
+                    {
+                        let mut stack = a.subgoals.clone();
+                        way = goal
+                            .guidance_at(a.position, &mut stack)
+                            .try_normalize()
+                            .unwrap_or(DVec2::ZERO);
+                        heading = way;
+                    }
+                }
+                Way {
+                    heading,
+                    way,
+                    pace: a.params.max_step,
+                    stalled: a.stalled,
+                }
             })
         }));
     }
@@ -1548,7 +1593,9 @@ fn plan_job(
             let plan = match p {
                 Prepared::Idle => None,
                 Prepared::Done(plan) => Some(plan),
-                Prepared::Relax { bias, recovered } => Some(agent.decide(bias, recovered)),
+                Prepared::Relax { bias, recovered } => {
+                    Some(agent.decide(bias, recovered, world.queues))
+                }
             };
             (*i, plan)
         })
@@ -1665,7 +1712,8 @@ fn raster_key(map: &LocalMapSettings, radius: f64) -> RasterKey {
     (
         map.cell_size.to_bits(),
         radius.to_bits(),
-        map.obstacle_coverage,
+        map.obstacle_coverage
+            .unwrap_or(crowdfield_field::Coverage::Touch),
     )
 }
 

@@ -34,6 +34,8 @@ pub(super) struct World<'a> {
     pub(super) static_bounds: &'a [(DVec2, DVec2)],
     /// Whether behaviours see only neighbours in line of sight.
     pub(super) sight: bool,
+    /// Whether agents queue (`Preset::queues`).
+    pub(super) queues: bool,
     pub(super) moving: &'a [(Shape, (DVec2, DVec2))],
     pub(super) goals: &'a [Option<Goal>],
     pub(super) step: u64,
@@ -186,7 +188,7 @@ impl World<'_> {
         skipped.clear();
         kept.clear();
         // Neighbours walking this agent's way are left out of its map (`NeighbourStamping`).
-        let stamping = agent.params.local_map.neighbours;
+        let stamping = agent.params.local_map.neighbours.unwrap_or_default();
         let filters = stamping != NeighbourStamping::All && flow_dir != DVec2::ZERO;
         let own_pace = agent.params.max_step;
         let leaves_out = |j: usize| {
@@ -306,7 +308,11 @@ impl World<'_> {
 
         // Local map.
         let radius = agent.params.radius;
-        let coverage = agent.params.local_map.obstacle_coverage;
+        let coverage = agent
+            .params
+            .local_map
+            .obstacle_coverage
+            .unwrap_or(crowdfield_field::Coverage::Touch);
         let local = &mut agent.local;
         local.recentre(pos);
         let (lo, hi) = local.field().geometry().world_bounds();

@@ -603,7 +603,7 @@ proptest::proptest! {
                     grid,
                     moving_grid,
                 };
-                guard_step(start, step, 0.3, 0, &[], &hash, 0.0, &[], obstacles, &mut scratch)
+                guard_step(start, step, 0.3, 0, &[], &hash, 0.0, &[], obstacles, false, &mut scratch)
             };
             let (on_grid, scanned) = (guarded(Some(&grid), Some(&moving_grid)), guarded(None, None));
             proptest::prop_assert_eq!(on_grid, scanned, "from {} by {}", start, step);

@@ -1,0 +1,76 @@
+//! Presets: the seeds' steering, and crowdfield's steering for crowds that flow.
+//!
+//! A crowd steps every agent by the method of seeds 000 and 001 (the parent crate's steps 1–5)
+//! either way; the presets differ in what the seeds leave open or get wrong for dense crowds
+//! (docs/steering.md, *Presets*):
+//!
+//! | | [`Preset::Seeds`] | [`Preset::Flow`] (the default) |
+//! |---|---|---|
+//! | neighbours stamped ([`NeighbourStamping`]) | every one | all but those walking one's way |
+//! | a never-moved neighbour's way | unknown (stamped) | its global map's descent |
+//! | a local descent that turns back from the global map's | followed | replaced by the global way: the agent presses on and queues |
+//! | collision guard | halves the step until it fits | the longest step that fits, then a slide along the agent it meets |
+//!
+//! `Seeds` walks exactly as crowdfield walked before presets existed (the shipped scenarios'
+//! trajectories hash to the same values, `crates/cli/tests/presets.rs`); every seed experiment
+//! test runs on it.
+
+use crate::local_map::NeighbourStamping;
+use crowdfield_field::Coverage;
+
+/// Which steering a crowd uses where the seeds leave a choice ([`CrowdSettings::preset`]).
+///
+/// [`CrowdSettings::preset`]: crate::CrowdSettings::preset
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Preset {
+    /// The seeds' steering, as written: every neighbour stamped, the local descent followed
+    /// wherever it points, the collision guard halving a step until it fits.
+    Seeds,
+    /// Crowds that flow (the default): neighbours walking one's way left out of one's map, a
+    /// local descent that turns back from the way replaced by the way (the collision guard
+    /// then holds the agent behind whoever is in front, as people queue), and a collision
+    /// guard that takes the longest step that fits and slides along the agent it meets.
+    #[default]
+    Flow,
+}
+
+impl Preset {
+    /// Which neighbours an agent stamps where its [`LocalMapSettings::neighbours`] is `None`.
+    ///
+    /// [`LocalMapSettings::neighbours`]: crate::LocalMapSettings::neighbours
+    pub fn neighbours(self) -> NeighbourStamping {
+        match self {
+            Preset::Seeds => NeighbourStamping::All,
+            Preset::Flow => NeighbourStamping::ExceptSameWay,
+        }
+    }
+
+    /// Which cells obstacles close where an agent's
+    /// [`LocalMapSettings::obstacle_coverage`](crate::LocalMapSettings::obstacle_coverage) is
+    /// `None`.
+    pub fn obstacle_coverage(self) -> Coverage {
+        match self {
+            Preset::Seeds | Preset::Flow => Coverage::Touch,
+        }
+    }
+
+    /// Whether a neighbour that has not stepped yet is read as walking its global map's way
+    /// (otherwise its way is unknown, and [`NeighbourStamping::ExceptSameWay`] stamps it).
+    pub fn reads_first_ways(self) -> bool {
+        self == Preset::Flow
+    }
+
+    /// Whether an agent whose local descent turns back from its global way (more than 90°)
+    /// walks its global way instead, held by the collision guard.
+    pub fn queues(self) -> bool {
+        self == Preset::Flow
+    }
+
+    /// Whether the collision guard takes the longest step that fits and then slides along the
+    /// agent it met (otherwise it halves the step until it fits, at most eight times).
+    pub fn slides(self) -> bool {
+        self == Preset::Flow
+    }
+}
