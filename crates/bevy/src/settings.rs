@@ -97,10 +97,10 @@ pub struct CrowdfieldSettings {
     /// Which plane of the Transform the crowd walks on: x–y for 2D games (the default), x–z
     /// with y up for 3D games, heights from [`GroundHeight`]. Set it before agents spawn.
     pub plane: GroundPlane,
-    /// The steering where the seeds leave a choice: [`Preset::Flow`] (the default) for crowds
-    /// that queue at doors and pass each other in counterflow, or [`Preset::Seeds`] for the
-    /// seeds' steering as written ([`CrowdfieldSettings::seeds`]). Changing it rebuilds the
-    /// crowd.
+    /// The steering where the seeds leave a choice: [`Preset::Seeds`] (the default for now)
+    /// for the seeds' steering as written, or [`Preset::Flow`] for crowds that queue at doors
+    /// and pass each other in counterflow ([`CrowdfieldSettings::flow`]). Changing it rebuilds
+    /// the crowd.
     ///
     /// [`Preset::Flow`]: crowdfield_steer::Preset::Flow
     /// [`Preset::Seeds`]: crowdfield_steer::Preset::Seeds
@@ -236,6 +236,16 @@ impl CrowdfieldSettings {
     pub fn seeds() -> Self {
         Self {
             preset: crowdfield_steer::Preset::Seeds,
+            ..Self::default()
+        }
+    }
+
+    /// The default settings on the steering for crowds that flow
+    /// ([`Preset::Flow`](crowdfield_steer::Preset::Flow)):
+    /// `app.insert_resource(CrowdfieldSettings::flow())`.
+    pub fn flow() -> Self {
+        Self {
+            preset: crowdfield_steer::Preset::Flow,
             ..Self::default()
         }
     }

@@ -142,6 +142,9 @@ pub struct BenchOptions {
     pub worker_spin: Duration,
     /// Keep each steering's first run's trajectories in [`BenchRow::recording`].
     pub keep_trajectories: bool,
+    /// Run [`Steering::CrowdStep`] and [`Steering::Seek`] as well (the default); without them
+    /// only the plugin and ORCA run (`crowdfield flow`).
+    pub all_steerings: bool,
 }
 
 impl Default for BenchOptions {
@@ -152,6 +155,7 @@ impl Default for BenchOptions {
             repeats: 3,
             worker_spin: Duration::ZERO,
             keep_trajectories: false,
+            all_steerings: true,
         }
     }
 }
@@ -186,7 +190,12 @@ pub fn bench_scenario(
                 keep,
             )];
             if let (Some((crowd, period)), Some(geodesics)) = (&start, &geodesics) {
-                for steering in [Steering::CrowdStep, Steering::Orca, Steering::Seek] {
+                let steerings: &[Steering] = if options.all_steerings {
+                    &[Steering::CrowdStep, Steering::Orca, Steering::Seek]
+                } else {
+                    &[Steering::Orca]
+                };
+                for &steering in steerings {
                     let mut sim = Baseline::new(crowd, geodesics, *period, steering);
                     let mut row = sim.run(scenario, options.max_steps, keep);
                     // The same world as the plugin's run.
@@ -1184,6 +1193,7 @@ mod tests {
                     last_crossing_s: Some(1.0),
                     flow_per_s: None,
                     specific_flow: None,
+                    crossing_times_s: vec![1.0],
                 }],
                 ..row.clone()
             },

@@ -14,6 +14,7 @@
 //! the penetration depth is reported as its maximum over the run.
 
 pub mod bench;
+pub mod flow;
 pub mod measure;
 pub mod menge;
 mod metrics;

@@ -87,6 +87,34 @@ enum Command {
         #[command(flatten)]
         tuning: TuningArgs,
     },
+    /// The flow benchmark: bottlenecks 0.8 to 2.4 m wide, one-way and counterflow corridors,
+    /// and the shipped plaza and hallway, each steered by crowdfield and by ORCA; write
+    /// flow.md (specific flows beside the experimental band, speeds beside Weidmann's, lane
+    /// order, steps to clear), flow.json and the plots flow-bottleneck.png and flow-speed.png.
+    Flow {
+        /// Where to write the tables and plots.
+        #[arg(long, default_value = "out/flow")]
+        out: PathBuf,
+        /// Threads for both steerings (the same pool).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+        threads: u16,
+        /// Planner steps at most per case and steering.
+        #[arg(long, default_value_t = 3_000, value_parser = clap::value_parser!(u64).range(1..))]
+        max_steps: u64,
+        /// Where the shipped `plaza` and `hallway-two-way` scenarios are.
+        #[arg(long, default_value = "assets/scenarios")]
+        scenarios: PathBuf,
+        /// Leave the plaza of 2,000 out (its runs take most of the time).
+        #[arg(long)]
+        no_plaza: bool,
+        /// Crowdfield's preset (default: `flow`, the preset this benchmark measures).
+        #[arg(long, value_enum)]
+        preset: Option<PresetArg>,
+        /// Write the generated cases as scenario files into this folder and stop (each can then
+        /// be run or benched on its own).
+        #[arg(long)]
+        write_scenarios: Option<PathBuf>,
+    },
     /// Convert a SteerSuite test case (SteerBench XML) or a Menge project (or scene, with
     /// `--behaviour`) into a scenario file; what is dropped or approximated is listed on
     /// standard error.
@@ -196,8 +224,8 @@ struct TuningArgs {
     /// pace are left out; crowds clear doors and counterflows in far fewer steps).
     #[arg(long, value_enum)]
     neighbours: Option<NeighboursArg>,
-    /// The steering preset, in place of the file's: `flow` (the default: crowds that queue at
-    /// doors and pass in counterflow) or `seeds` (the seeds' steering as written).
+    /// The steering preset, in place of the file's: `seeds` (the seeds' steering as written,
+    /// the default for now) or `flow` (crowds that queue at doors and pass in counterflow).
     #[arg(long, value_enum)]
     preset: Option<PresetArg>,
 }
@@ -207,7 +235,7 @@ struct TuningArgs {
 enum PresetArg {
     /// The seeds' steering as written.
     Seeds,
-    /// Crowds that flow (the default).
+    /// Crowds that flow.
     Flow,
 }
 
@@ -358,6 +386,104 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, tuning: Tuning, out: Pa
         .and_then(|()| write_recordings(&out.join("pedpy"), &rows).map(|_| ()));
     if let Err(e) = written {
         eprintln!("could not write to {}: {e}", out.display());
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+impl From<PresetArg> for Preset {
+    fn from(p: PresetArg) -> Self {
+        match p {
+            PresetArg::Seeds => Preset::Seeds,
+            PresetArg::Flow => Preset::Flow,
+        }
+    }
+}
+
+/// What `crowdfield flow` was asked.
+struct FlowArgs {
+    out: PathBuf,
+    threads: usize,
+    max_steps: u64,
+    scenarios: PathBuf,
+    no_plaza: bool,
+    preset: Preset,
+    write_scenarios: Option<PathBuf>,
+}
+
+/// `crowdfield flow`: runs [`crowdfield_cli::flow`]'s cases and the shipped plaza and hallway,
+/// writes the report and the plots.
+fn flow(args: FlowArgs) -> ExitCode {
+    use crowdfield_cli::flow::{Case, FlowReport, cases, run_case, shipped, with_preset};
+    let mut all: Vec<(Case, Scenario)> = cases();
+    if let Some(dir) = &args.write_scenarios {
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            all.iter().try_for_each(|(_, s)| {
+                std::fs::write(dir.join(format!("{}.scenario.ron", s.name)), s.to_ron())
+            })
+        });
+        return match written {
+            Ok(()) => {
+                println!("{} scenarios written to {}", all.len(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("could not write to {}: {e}", dir.display());
+                ExitCode::from(1)
+            }
+        };
+    }
+    let mut names = vec!["hallway-two-way"];
+    if !args.no_plaza {
+        names.push("plaza");
+    }
+    for name in names {
+        match shipped(&args.scenarios, name) {
+            Ok(s) => all.push((Case::Clear, s)),
+            Err(e) => eprintln!("{e} (left out; --scenarios names the folder)"),
+        }
+    }
+    if !usable_out(&args.out) {
+        return ExitCode::from(1);
+    }
+    let bar = ProgressBar::new(all.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows = Vec::new();
+    for (case, scenario) in all {
+        bar.set_message(scenario.name.clone());
+        let scenario = with_preset(scenario, args.preset);
+        match run_case(case, &scenario, args.threads, args.max_steps) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                bar.finish_and_clear();
+                eprintln!("could not start the thread pool: {e}");
+                return ExitCode::from(1);
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let report = FlowReport {
+        preset: args.preset,
+        rows,
+    };
+    let table = report.markdown();
+    print!("{table}");
+    let written = serde_json::to_string_pretty(&report)
+        .map_err(std::io::Error::other)
+        .and_then(|json| {
+            std::fs::create_dir_all(&args.out)?;
+            std::fs::write(args.out.join("flow.md"), &table)?;
+            std::fs::write(args.out.join("flow.json"), json)
+        })
+        .and_then(|()| {
+            crowdfield_cli::flow::write_plots(&args.out, &report).map_err(std::io::Error::other)
+        });
+    if let Err(e) = written {
+        eprintln!("could not write to {}: {e}", args.out.display());
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
@@ -683,10 +809,28 @@ fn main() -> ExitCode {
                 repeats: repeat as usize,
                 worker_spin: Duration::from_micros(worker_spin_us),
                 keep_trajectories: pedpy,
+                all_steerings: true,
             },
             tuning.into(),
             out,
         ),
+        Command::Flow {
+            out,
+            threads,
+            max_steps,
+            scenarios,
+            no_plaza,
+            preset,
+            write_scenarios,
+        } => flow(FlowArgs {
+            out,
+            threads: usize::from(threads),
+            max_steps,
+            scenarios,
+            no_plaza,
+            preset: preset.map_or(Preset::Flow, Preset::from),
+            write_scenarios,
+        }),
         Command::Validate { scenarios } => {
             let mut failed = 0;
             for scenario in &scenarios {

@@ -152,6 +152,23 @@ pub struct LineReport {
     pub flow_per_s: Option<f64>,
     /// `flow_per_s / width_m` (agents per second and metre).
     pub specific_flow: Option<f64>,
+    /// Every crossing's time (s), both ways, in order (not in `metrics.json`).
+    #[serde(skip)]
+    pub crossing_times_s: Vec<f64>,
+}
+
+impl LineReport {
+    /// The flow while the crowd streams through (agents per second): `(N − 1) / (t_N − t_1)`
+    /// over the crossings left when the first and last `trim` of them (a share, 0 to 0.5) are
+    /// dropped, so that the start-up and the stragglers do not count; `None` with fewer than
+    /// two crossings left at different times.
+    pub fn steady_flow(&self, trim: f64) -> Option<f64> {
+        let n = self.crossing_times_s.len();
+        let cut = ((n as f64) * trim.clamp(0.0, 0.5)).floor() as usize;
+        let kept = self.crossing_times_s.get(cut..n.saturating_sub(cut))?;
+        let (first, last) = (*kept.first()?, *kept.last()?);
+        (kept.len() >= 2 && last > first).then(|| (kept.len() - 1) as f64 / (last - first))
+    }
 }
 
 /// A measurement area with its lattice.
@@ -374,6 +391,7 @@ impl Measurer {
                     last_crossing_s: last,
                     flow_per_s: flow,
                     specific_flow: flow.map(|j| j / width),
+                    crossing_times_s: times,
                 }
             })
             .collect();

@@ -49,6 +49,57 @@ impl PlotError {
 }
 
 /// Encodes an RGB buffer of `size` as a PNG file.
+/// A chart's drawing context, as [`chart`] hands it to its caller.
+pub(crate) type Chart<'a> = ChartContext<
+    'a,
+    BitMapBackend<'a>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Writes a 760 × 520 chart over `x` and `y` (each low, high, grid step) with light grid lines
+/// in `grid` and a black frame; `draw` draws the data between them.
+pub(crate) fn chart(
+    path: &Path,
+    x: (f64, f64, f64),
+    y: (f64, f64, f64),
+    draw: impl FnOnce(&mut Chart<'_>) -> Result<(), Box<dyn std::error::Error>>,
+    grid: RGBColor,
+) -> Result<(), PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError::new(path, e);
+    let size = (760u32, 520u32);
+    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(14)
+            .build_cartesian_2d(x.0..x.1, y.0..y.1)
+            .map_err(|e| err(&e))?;
+        let lines = |lo: f64, hi: f64, step: f64| {
+            let n = ((hi - lo) / step).round() as usize;
+            (1..n).map(move |k| lo + k as f64 * step)
+        };
+        let vertical = lines(x.0, x.1, x.2).map(|v| vec![(v, y.0), (v, y.1)]);
+        let horizontal = lines(y.0, y.1, y.2).map(|v| vec![(x.0, v), (x.1, v)]);
+        chart
+            .draw_series(
+                vertical
+                    .chain(horizontal)
+                    .map(|l| PathElement::new(l, grid.stroke_width(1))),
+            )
+            .map_err(|e| err(&e))?;
+        draw(&mut chart).map_err(|e| err(&e))?;
+        chart
+            .draw_series([Rectangle::new(
+                [(x.0, y.0), (x.1, y.1)],
+                BLACK.stroke_width(1),
+            )])
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    write_png(path, size, &rgb)
+}
+
 fn write_png(path: &Path, size: (u32, u32), rgb: &[u8]) -> Result<(), PlotError> {
     let file = std::fs::File::create(path).map_err(|e| PlotError::new(path, e))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), size.0, size.1);

@@ -86,7 +86,8 @@ pub struct LocalMapSettings {
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NeighbourStamping {
-    /// Every neighbour whose disc reaches into the window (the seeds; [`Preset::Seeds`]).
+    /// Every neighbour whose disc reaches into the window (the seeds; [`Preset::Seeds`], the
+    /// default preset).
     ///
     /// [`Preset::Seeds`]: crate::Preset::Seeds
     #[default]

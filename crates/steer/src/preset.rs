@@ -4,11 +4,11 @@
 //! either way; the presets differ in what the seeds leave open or get wrong for dense crowds
 //! (docs/steering.md, *Presets*):
 //!
-//! | | [`Preset::Seeds`] | [`Preset::Flow`] (the default) |
+//! | | [`Preset::Seeds`] (the default for now) | [`Preset::Flow`] |
 //! |---|---|---|
 //! | neighbours stamped ([`NeighbourStamping`]) | every one | all but those walking one's way |
 //! | a never-moved neighbour's way | unknown (stamped) | its global map's descent |
-//! | a local descent that turns back from the global map's | followed | replaced by the global way: the agent presses on and queues |
+//! | a local descent that turns back from the global map's | followed | replaced by the global way where only walkers that plan lie within 1 m ahead: the agent presses on and queues |
 //! | collision guard | halves the step until it fits | the longest step that fits, then a slide along the agent it meets |
 //!
 //! `Seeds` walks exactly as crowdfield walked before presets existed (the shipped scenarios'
@@ -26,13 +26,14 @@ use crowdfield_field::Coverage;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Preset {
     /// The seeds' steering, as written: every neighbour stamped, the local descent followed
-    /// wherever it points, the collision guard halving a step until it fits.
+    /// wherever it points, the collision guard halving a step until it fits. The default
+    /// until [`Preset::Flow`] meets the flow benchmark's goals (docs/steering.md, *Presets*).
+    #[default]
     Seeds,
-    /// Crowds that flow (the default): neighbours walking one's way left out of one's map, a
+    /// Crowds that flow: neighbours walking one's way left out of one's map, a
     /// local descent that turns back from the way replaced by the way (the collision guard
     /// then holds the agent behind whoever is in front, as people queue), and a collision
     /// guard that takes the longest step that fits and slides along the agent it meets.
-    #[default]
     Flow,
 }
 
@@ -63,7 +64,10 @@ impl Preset {
     }
 
     /// Whether an agent whose local descent turns back from its global way (more than 90°)
-    /// walks its global way instead, held by the collision guard.
+    /// walks its global way instead, held by the collision guard, where nothing but walkers
+    /// that plan lies within 1 m ahead along that way (no shape, and no agent that stands,
+    /// arrived or is steered from outside: those it walks round as the seeds do). Settling
+    /// agents never queue.
     pub fn queues(self) -> bool {
         self == Preset::Flow
     }

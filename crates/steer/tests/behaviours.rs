@@ -16,7 +16,7 @@ fn open_run(size: DVec2, start: DVec2, goal: Shape, mut params: AgentParams, bud
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: size,
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
     let g = crowd.add_goal(goal).unwrap();
@@ -325,7 +325,7 @@ fn sight_hides_a_neighbour_behind_a_wall(pillars: bool) {
             min: DVec2::ZERO,
             max: DVec2::new(20.0, 10.0),
             line_of_sight,
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let wall = Shape::Aabb {
             min: DVec2::new(3.0, 5.7),

@@ -19,7 +19,7 @@ fn corridor() -> (Crowd, crowdfield_steer::GoalId) {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::new(LENGTH, WIDTH),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
     let goal = crowd
@@ -153,7 +153,7 @@ fn head_on_with_fa_never_overlaps_stops_and_both_arrive() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::new(LENGTH, WIDTH),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let run_pair = |speed: SpeedLaw| {
         let mut crowd = Crowd::new(settings, Vec::new()).unwrap();

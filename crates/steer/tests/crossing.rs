@@ -18,7 +18,7 @@ fn forty_agents_crossing_a_square_never_overlap() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(side),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, vec![pillar]).unwrap();
     let ends = [

@@ -17,7 +17,7 @@ fn world(size: DVec2, statics: Vec<Shape>) -> Crowd {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: size,
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     Crowd::new(settings, statics).unwrap()
 }

@@ -350,7 +350,7 @@ fn a_walker_overlapped_by_an_obstacle_walks_out() {
         let mut crowd = room();
         let east = goal_at(&mut crowd, 18.0, 5.0);
         let mut params = walker(east, DVec2::new(2.0, 5.0), 1);
-        params.local_map.obstacle_coverage = coverage;
+        params.local_map.obstacle_coverage = Some(coverage);
         let id = crowd.spawn(params).unwrap();
         for _ in 0..5 {
             crowd.step();

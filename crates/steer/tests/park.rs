@@ -55,7 +55,7 @@ fn park() -> (Crowd, GoalId, GoalId) {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(40.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, statics).unwrap();
     let cart = crowd.add_goal(aabb(19.0, 6.6, 21.0, 7.6)).unwrap();

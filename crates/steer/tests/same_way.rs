@@ -116,7 +116,7 @@ fn walker(at: DVec2, goal: GoalId, neighbours: NeighbourStamping, seed: u64) -> 
         goals: vec![goal],
         on_arrival: ArrivalAction::Despawn,
         local_map: LocalMapSettings {
-            neighbours,
+            neighbours: Some(neighbours),
             ..Default::default()
         },
         seed,
@@ -135,7 +135,7 @@ fn walkers_follow_each_other_through_a_door_instead_of_looping() {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::new(24.0, 12.0),
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let (mut crowd, goal) = room_with_door(settings, (5.2, 6.8), 23.0);
         let ids: Vec<AgentId> = (0..40)
@@ -163,7 +163,7 @@ fn two_streams_keep_their_lanes_along_a_hallway() {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::new(length, width),
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
         let east = crowd
@@ -215,7 +215,7 @@ fn a_faster_walker_still_overtakes_a_slower_one() {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::new(30.0, 6.0),
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
         let goal = crowd
@@ -270,7 +270,7 @@ fn a_walker_backing_away_is_not_chased() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::new(20.0, 10.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let walls = vec![
         Shape::Aabb {
@@ -292,7 +292,7 @@ fn a_walker_backing_away_is_not_chased() {
     let wide = |at: DVec2, goal| {
         let mut p = walker(at, goal, NeighbourStamping::ExceptSameWay, 0);
         p.radius = 0.5;
-        p.local_map.obstacle_coverage = crowdfield_field::Coverage::Centre;
+        p.local_map.obstacle_coverage = Some(crowdfield_field::Coverage::Centre);
         p
     };
     let from_west = crowd.spawn(wide(DVec2::new(3.0, 5.0), east)).unwrap();
@@ -335,7 +335,7 @@ fn walkers_jammed_abreast_at_a_door_are_stamped_again() {
         max: DVec2::new(20.0, 12.0),
         global_cell_size: 0.25,
         global_inflation: 0.4,
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let (mut crowd, goal) = room_with_door(settings, (5.3, 6.7), 19.0);
     let ids: Vec<AgentId> = (0..20)
@@ -346,7 +346,7 @@ fn walkers_jammed_abreast_at_a_door_are_stamped_again() {
             params.radius = 0.5;
             params.max_step = 0.25;
             params.local_map.cell_size = 0.25;
-            params.local_map.obstacle_coverage = crowdfield_field::Coverage::Centre;
+            params.local_map.obstacle_coverage = Some(crowdfield_field::Coverage::Centre);
             crowd.spawn(params).unwrap()
         })
         .collect();

@@ -65,7 +65,7 @@ fn trajectories(threads: usize, spin: Duration) -> Vec<Vec<(u64, u64)>> {
             let local_map = LocalMapSettings {
                 side: [15, 15, 11, 17][k % 4],
                 sweeps: [30, 30, 20, 30][k % 4],
-                neighbours,
+                neighbours: Some(neighbours),
                 ..Default::default()
             };
             // Some read their nearest neighbour (the sensing query, too, must not depend on

@@ -22,7 +22,7 @@ fn an_agent_behind_is_not_mapped_outside_the_view_cone() {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::new(20.0, 10.0),
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
         let goal = crowd
@@ -88,7 +88,7 @@ fn fifty_agents_crossing_with_and_without_a_view_cone() {
         let settings = CrowdSettings {
             min: DVec2::ZERO,
             max: DVec2::splat(side),
-            ..Default::default()
+            ..CrowdSettings::seeds()
         };
         let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
         let strip_x = |x: f64| Shape::Aabb {

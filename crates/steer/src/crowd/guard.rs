@@ -312,7 +312,10 @@ fn slide_step(
 ) -> DVec2 {
     let leg = |s: DVec2, d: DVec2| -> (DVec2, Option<DVec2>) {
         let (mut t, hit) = disc_limit(s, d, radius, near);
-        t = (t - 1e-9).max(0.0);
+        if hit.is_some() {
+            // Stop just short of the contact, so that rounding never puts it within.
+            t = (t - 1e-9).max(0.0);
+        }
         // Static shapes and rounding: shorten until the end is allowed.
         for _ in 0..12 {
             if t <= 0.0 {

@@ -204,7 +204,7 @@ pub struct CrowdSettings {
     /// ahead for the `ahead` slot. Neighbours are stamped into the local map either way: they
     /// are obstacles whether seen or not. Off by default (the seeds test distance only).
     pub line_of_sight: bool,
-    /// The seeds' steering or crowdfield's for crowds that flow (the default): see
+    /// The seeds' steering (the default for now) or crowdfield's for crowds that flow: see
     /// [`Preset`](crate::Preset). Agents' local-map choices left to it are filled in when
     /// they spawn.
     pub preset: crate::Preset,
@@ -492,8 +492,9 @@ impl Agent {
     /// Heading and speed from the relaxed local map.
     fn decide(&self, bias: Bias, recovered: bool, queues: bool) -> Plan {
         let mut descent = self.local.descent_at(self.position);
-        // Queueing (`Preset::queues`): a descent that turns back from the way is a window
-        // closed by neighbours; press on along the way and let the guard hold the agent.
+        // Queueing (`Preset::queues`): a descent that turns back from the way, where nothing
+        // but walkers lies ahead, is a window closed by neighbours; press on along the way and
+        // let the guard hold the agent behind them.
         if queues && descent.dot(self.way) < 0.0 {
             descent = self.way;
         }
@@ -732,8 +733,13 @@ enum Prepared {
     Idle,
     /// Planned without relaxation (no route).
     Done(Plan),
-    /// Local map stamped; relax it with `bias`, then decide.
-    Relax { bias: Bias, recovered: bool },
+    /// Local map stamped; relax it with `bias`, then decide (queueing where `queue` allows:
+    /// see `World::may_queue`).
+    Relax {
+        bias: Bias,
+        recovered: bool,
+        queue: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -1406,7 +1412,6 @@ impl Crowd {
 
     /// Decision: headings and speeds from the relaxed maps.
     fn plan(&mut self) {
-        let queues = self.settings.preset.queues();
         let flight = self.in_flight.as_mut().expect("relaxation ran");
         let prepared = std::mem::take(&mut flight.prepared);
         flight.plans = self
@@ -1416,9 +1421,14 @@ impl Crowd {
             .map(|(slot, p)| match (slot, p) {
                 (_, Prepared::Idle) => None,
                 (_, Prepared::Done(plan)) => Some(plan),
-                (Some(agent), Prepared::Relax { bias, recovered }) => {
-                    Some(agent.decide(bias, recovered, queues))
-                }
+                (
+                    Some(agent),
+                    Prepared::Relax {
+                        bias,
+                        recovered,
+                        queue,
+                    },
+                ) => Some(agent.decide(bias, recovered, queue)),
                 (None, Prepared::Relax { .. }) => None,
             })
             .collect();
@@ -1593,9 +1603,11 @@ fn plan_job(
             let plan = match p {
                 Prepared::Idle => None,
                 Prepared::Done(plan) => Some(plan),
-                Prepared::Relax { bias, recovered } => {
-                    Some(agent.decide(bias, recovered, world.queues))
-                }
+                Prepared::Relax {
+                    bias,
+                    recovered,
+                    queue,
+                } => Some(agent.decide(bias, recovered, queue)),
             };
             (*i, plan)
         })

@@ -453,9 +453,66 @@ impl World<'_> {
         } else {
             facing
         });
-        Prepared::Relax { bias, recovered }
+        let queue = self.queues && !settling && self.may_queue(index, pos, radius, flow_dir, hash);
+        Prepared::Relax {
+            bias,
+            recovered,
+            queue,
+        }
+    }
+
+    /// Whether an agent at `pos` walking `way` may queue ([`Preset::queues`]): nothing but
+    /// walkers that plan lies within [`QUEUE_LOOK`] ahead along its way (a static or moving
+    /// shape, or an agent that stands, arrived or is steered from outside, is walked round as
+    /// the seeds walk round it).
+    ///
+    /// [`Preset::queues`]: crate::Preset::queues
+    fn may_queue(
+        &self,
+        index: usize,
+        pos: DVec2,
+        radius: f64,
+        way: DVec2,
+        hash: &AgentGrid,
+    ) -> bool {
+        if way == DVec2::ZERO {
+            return false;
+        }
+        let end = pos + way * QUEUE_LOOK;
+        let (lo, hi) = (
+            pos.min(end) - DVec2::splat(radius),
+            pos.max(end) + DVec2::splat(radius),
+        );
+        let clear = |shape: &Shape| shape.segment_distance(pos, end).is_ok_and(|d| d > radius);
+        if !self.statics_meeting(lo, hi).all(clear)
+            || !self.moving_meeting(lo, hi).all(|(shape, _)| clear(shape))
+        {
+            return false;
+        }
+        let mut standing = false;
+        let centre = (pos + end) * 0.5;
+        hash.for_each_point_near(
+            centre,
+            QUEUE_LOOK * 0.5 + radius + self.max_radius,
+            |j, q, r| {
+                if j == index || standing {
+                    return;
+                }
+                // Distance from q to the segment pos..end.
+                let t = (q - pos).dot(way).clamp(0.0, QUEUE_LOOK);
+                if (pos + way * t).distance(q) < radius + r
+                    && self.ways.get(j).copied().flatten().is_none()
+                {
+                    standing = true;
+                }
+            },
+        );
+        !standing
     }
 }
+
+/// How far ahead (m) [`World::may_queue`] looks for what blocks an agent's way.
+const QUEUE_LOOK: f64 = 1.0;
 
 impl World<'_> {
     /// The step out of any obstacle that overlaps the agent (reaches more than

@@ -130,7 +130,7 @@ fn a_larger_window_rebuilds_the_static_rasters_wider() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(20.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     // Outside the world, 8 m east of its edge.
     let far = Shape::Disc {
@@ -183,7 +183,7 @@ fn each_obstacle_coverage_reads_its_own_static_raster() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::new(30.0, 20.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     // A wall along x = 10 with doors between y = 4.7 and 6.3 and between 14.7 and 16.3.
     let wall = |y0: f64, y1: f64| Shape::Aabb {
@@ -205,7 +205,7 @@ fn each_obstacle_coverage_reads_its_own_static_raster() {
                 radius: 0.5,
                 goals: vec![goal],
                 local_map: LocalMapSettings {
-                    obstacle_coverage: coverage,
+                    obstacle_coverage: Some(coverage),
                     ..Default::default()
                 },
                 ..Default::default()
@@ -230,7 +230,7 @@ fn world_with_goal(max: DVec2, statics: Vec<Shape>, goal: DVec2) -> (Crowd, Goal
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max,
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, statics).unwrap();
     let id = crowd
@@ -259,7 +259,7 @@ fn a_centre_raster_asks_the_goals_map_whether_the_agent_overlaps() {
             position: at,
             goals: vec![goal],
             local_map: LocalMapSettings {
-                obstacle_coverage: Coverage::Centre,
+                obstacle_coverage: Some(Coverage::Centre),
                 ..Default::default()
             },
             ..Default::default()
@@ -491,7 +491,7 @@ fn a_wide_neighbour_beyond_the_sensing_box_is_still_stamped() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(60.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
     let goal = crowd
@@ -726,7 +726,7 @@ fn busy_plaza(statics: Vec<Shape>, precision: LocalPrecision) -> Crowd {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(side),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, statics).unwrap();
     let east = crowd
@@ -868,7 +868,7 @@ fn an_agent_moved_during_a_step_is_guarded_against_where_it_stands() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::new(30.0, 10.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
     let east = crowd
@@ -937,7 +937,7 @@ fn for_each_prepared(crowd: &Crowd, mut f: impl FnMut(&mut Agent, Bias)) {
 fn same_way_neighbours_are_left_out_alike_from_rasters_and_one_by_one() {
     let mut crowd = busy_plaza(four_pillars(), LocalPrecision::F32Complement);
     for agent in crowd.agents.iter_mut().flatten() {
-        agent.params.local_map.neighbours = NeighbourStamping::ExceptSameWay;
+        agent.params.local_map.neighbours = Some(NeighbourStamping::ExceptSameWay);
     }
     for _ in 0..6 {
         crowd.step();
@@ -968,12 +968,12 @@ fn same_way_neighbours_are_left_out_alike_from_rasters_and_one_by_one() {
         }
         assert_eq!(
             agent.params.local_map.neighbours,
-            NeighbourStamping::ExceptSameWay
+            Some(NeighbourStamping::ExceptSameWay)
         );
         let mut a = agent.clone();
         let mut b = agent.clone();
         let mut all = agent.clone();
-        all.params.local_map.neighbours = NeighbourStamping::All;
+        all.params.local_map.neighbours = Some(NeighbourStamping::All);
         rasters.prepare(i, &mut a, &hash, &mut scratch);
         one_by_one.prepare(i, &mut b, &hash, &mut scratch);
         rasters.prepare(i, &mut all, &hash, &mut scratch);
@@ -1022,11 +1022,11 @@ fn f32_complement_sweeps_make_the_f64_decisions() {
                     narrow.relax(sweeps);
                     let start = agent.clone();
                     wide.store(0, agent.local.field_mut());
-                    let a = agent.decide(bias, false);
+                    let a = agent.decide(bias, false, false);
                     let flat = agent.local.descent_at(agent.position).length() < 1e-14;
                     *agent = start.clone();
                     narrow.store(0, agent.local.field_mut());
-                    let b = agent.decide(bias, false);
+                    let b = agent.decide(bias, false, false);
                     total += 1;
                     same += usize::from(a.heading == b.heading);
                     let turn = if a.heading == b.heading {
@@ -1151,7 +1151,7 @@ fn goals_added_together_match_goals_added_one_by_one() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(24.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let shapes = vec![
         Shape::Aabb {
@@ -1458,7 +1458,7 @@ fn a_new_goal_starts_progress_afresh() {
     let settings = CrowdSettings {
         min: DVec2::ZERO,
         max: DVec2::splat(20.0),
-        ..Default::default()
+        ..CrowdSettings::seeds()
     };
     let mut crowd = Crowd::new(settings, Vec::new()).unwrap();
     let disc = |x: f64, y: f64| Shape::Disc {
