@@ -62,8 +62,8 @@ fn switch_on_n(keys: Res<ButtonInput<KeyCode>>, mut stamping: ResMut<Stamping>) 
 /// Gives every agent the chosen stamping (new agents from the scenario, and all of them after N).
 fn apply_stamping(stamping: Res<Stamping>, mut styles: Query<&mut AgentStyle, With<CrowdAgent>>) {
     for mut style in &mut styles {
-        if style.local_map.neighbours != stamping.0 {
-            style.local_map.neighbours = stamping.0;
+        if style.local_map.neighbours != Some(stamping.0) {
+            style.local_map.neighbours = Some(stamping.0);
         }
     }
 }

@@ -520,14 +520,16 @@ impl Scenario {
     /// Reads a scenario from RON text, and checks that a crowd can be built for its world
     /// ([`Scenario::check_world`]).
     pub fn from_ron(text: &str) -> Result<Self, ScenarioError> {
-        let scenario: Self =
-            ron::Options::default()
-                .from_str(text)
-                .map_err(|e| ScenarioError::Parse {
-                    line: e.span.start.line,
-                    column: e.span.start.col,
-                    message: e.code.to_string(),
-                })?;
+        // Optional settings may be written bare (`obstacle_coverage: Centre`) as well as
+        // `Some(Centre)`: files written before those settings became optional still read.
+        let scenario: Self = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+            .from_str(text)
+            .map_err(|e| ScenarioError::Parse {
+                line: e.span.start.line,
+                column: e.span.start.col,
+                message: e.code.to_string(),
+            })?;
         scenario.check_world()?;
         Ok(scenario)
     }

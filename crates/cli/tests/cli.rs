@@ -1796,7 +1796,7 @@ fn convert_sets_global_cells_fine_enough_for_a_narrow_corridor() {
             .iter()
             .map(|a| &a.style)
             .chain(fitted.regions.iter().map(|r| &r.style))
-            .all(|s| s.local_map.obstacle_coverage == Coverage::Centre)
+            .all(|s| s.local_map.obstacle_coverage == Some(Coverage::Centre))
     );
     let m = run(&fitted);
     assert_eq!(m.arrival_fraction, 1.0, "{m:?}");

@@ -263,7 +263,7 @@ fn draw_local_map(selected: Res<SelectedAgent>, world: Res<CrowdWorld>, mut gizm
     }
     // Neighbours inside the window: the discs stamped into it this step, and faintly those
     // it left out as walking its way (as they stand after the step, as the others do).
-    let stamping = local.settings().neighbours;
+    let stamping = local.settings().neighbours.unwrap_or_default();
     for (other, a) in crowd.agents() {
         let p = a.position().as_vec2();
         if other == id || p.x < lo.x || p.y < lo.y || p.x > hi.x || p.y > hi.y {

@@ -1451,21 +1451,24 @@ impl Crowd {
         self.ways.extend(self.agents.iter().map(|a| {
             a.as_ref().filter(|a| a.plans()).map(|a| {
                 let (mut heading, mut way) = (a.heading, a.way);
-                if first_ways && heading == DVec2::ZERO && way == DVec2::ZERO {
-                    if let Some(goal) = a
+                // `Preset::reads_first_ways`: an agent that has not planned yet is read as
+                // heading down its goal's guidance (a copy of its sub-goal stack is used).
+                if first_ways
+                    && heading == DVec2::ZERO
+                    && way == DVec2::ZERO
+                    && let Some(goal) = a
                         .params
                         .goals
                         .get(a.goal_index)
                         .and_then(|g| goals.get(g.0 as usize))
                         .and_then(Option::as_ref)
-                    {
-                        let mut stack = a.subgoals.clone();
-                        way = goal
-                            .guidance_at(a.position, &mut stack)
-                            .try_normalize()
-                            .unwrap_or(DVec2::ZERO);
-                        heading = way;
-                    }
+                {
+                    let mut stack = a.subgoals.clone();
+                    way = goal
+                        .guidance_at(a.position, &mut stack)
+                        .try_normalize()
+                        .unwrap_or(DVec2::ZERO);
+                    heading = way;
                 }
                 Way {
                     heading,
