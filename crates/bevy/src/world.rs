@@ -300,7 +300,7 @@ pub(crate) fn agent_params(
         initial_heading: style.initial_heading.as_dvec2(),
         heading: style.heading,
         speed: style.speed_law,
-        local_map: style.local_map,
+        local_map: style.local_map.resolved(settings.preset),
         seed: style.seed.unwrap_or_else(|| position_seed(position)),
         // Groups hand their members over to themselves after registration.
         steering: crowdfield_steer::Steering::LocalMap,

@@ -127,8 +127,8 @@ fn door_flow(preset: Preset) -> (f64, usize, usize) {
 }
 
 /// A room packed at two walkers per m² empties through a 1.6 m door at a specific flow of at
-/// least 1.0 per second and metre on the flow preset, where the seeds' steering passes under
-/// half of that (1.16 against 0.40 when measured: docs/steering.md, *Presets*); no overlap
+/// least 1.2 per second and metre on the flow preset, where the seeds' steering passes under
+/// half of that (1.27 against 0.40 when measured: docs/steering.md, *Presets*); no overlap
 /// either way.
 #[test]
 fn the_flow_preset_passes_a_door_at_more_than_twice_the_seeds_flow() {
@@ -136,6 +136,6 @@ fn the_flow_preset_passes_a_door_at_more_than_twice_the_seeds_flow() {
     let (flow, fo, fw) = door_flow(Preset::Flow);
     println!("door 1.6 m: seeds {seeds:.2}, flow {flow:.2} per s and m");
     assert_eq!((so, sw, fo, fw), (0, 0, 0, 0));
-    assert!(flow >= 1.0, "flow preset: {flow:.2}");
+    assert!(flow >= 1.2, "flow preset: {flow:.2}");
     assert!(seeds <= 0.5, "seeds: {seeds:.2}");
 }

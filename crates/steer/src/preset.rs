@@ -9,7 +9,7 @@
 //! | neighbours stamped ([`NeighbourStamping`]) | every one | all but those walking one's way |
 //! | a never-moved neighbour's way | unknown (stamped) | its global map's descent |
 //! | a local descent that turns back from the global map's | followed | replaced by the global way where only walkers that plan lie within 1 m ahead: the agent presses on and queues |
-//! | collision guard | halves the step until it fits | the longest step that fits, then a slide along the agent it meets |
+//! | collision guard | halves the step until it fits, in id order | the longest step that fits, then a slide along the agent it meets; steps it shortened try again once everyone has moved |
 //!
 //! `Seeds` walks exactly as crowdfield walked before presets existed (the shipped scenarios'
 //! trajectories hash to the same values, `crates/cli/tests/presets.rs`); every seed experiment
@@ -53,6 +53,8 @@ impl Preset {
     /// `None`.
     pub fn obstacle_coverage(self) -> Coverage {
         match self {
+            // `Centre` on `Flow` was tried (docs/steering.md, *Presets*): wider doors passed
+            // more, narrow ones and counterflow jammed.
             Preset::Seeds | Preset::Flow => Coverage::Touch,
         }
     }
@@ -73,7 +75,11 @@ impl Preset {
     }
 
     /// Whether the collision guard takes the longest step that fits and then slides along the
-    /// agent it met (otherwise it halves the step until it fits, at most eight times).
+    /// agent it met, and the steps it shortened try again, from where they stopped, once every
+    /// agent has moved (otherwise it halves the step until it fits, at most eight times, in id
+    /// order, so that a walker committed before the one in front of it is held by where that
+    /// one stood). Crowds with it do not commit while they plan (the second try needs every
+    /// plan).
     pub fn slides(self) -> bool {
         self == Preset::Flow
     }

@@ -94,11 +94,24 @@ impl Crowd {
             + flight.drift
             + self.largest_radius;
         let world = commit_world_of!(self, &hash, others, &late);
+        // `Preset::Flow`: every move is guarded first, and those the guard shortened try
+        // again once everyone has moved (a walker behind one that moves on is no longer held
+        // by where that one stood); then each agent's state and goals, in id order.
+        let moves = world.slides.then(|| {
+            guard_twice(
+                &world,
+                &flight.plans,
+                &self.agents,
+                &mut committed,
+                &mut guard,
+            )
+        });
         for (i, plan) in flight.plans.into_iter().enumerate() {
             commit_agent(
                 &world,
                 i,
                 plan,
+                moves.as_ref().and_then(|m| m[i]),
                 &mut self.agents[i],
                 &mut committed,
                 &mut guard,
@@ -136,13 +149,85 @@ pub(super) struct CommitWorld<'a> {
     pub(super) ids: &'a [u32],
 }
 
+/// Every planning agent's guarded move ([`Preset::slides`](crate::Preset::slides)): first in
+/// id order against the discs committed so far, as [`commit_agent`] guards them, then, for
+/// each agent the guard shortened, the rest of its displacement from where it stopped, in id
+/// order again, against everyone's committed disc. `committed` ends with every disc where it
+/// moved; an agent removed during the step has none.
+fn guard_twice(
+    w: &CommitWorld<'_>,
+    plans: &[Option<Plan>],
+    agents: &[Option<Agent>],
+    committed: &mut [Option<(DVec2, f64)>],
+    guard: &mut GuardScratch,
+) -> Vec<Option<DVec2>> {
+    let mut moves: Vec<Option<DVec2>> = vec![None; plans.len()];
+    let guarded =
+        |i: usize, from: DVec2, by: DVec2, radius: f64, committed: &mut [_], guard: &mut _| {
+            guard_step(
+                from,
+                by,
+                radius,
+                i,
+                committed,
+                w.hash,
+                w.others,
+                w.late,
+                w.obstacles,
+                true,
+                guard,
+            )
+        };
+    for (i, plan) in plans.iter().enumerate() {
+        let Some(plan) = plan else { continue };
+        let Some(agent) = &agents[i] else {
+            committed[i] = None;
+            continue;
+        };
+        if plan.unreachable {
+            continue;
+        }
+        let radius = agent.params.radius;
+        let moved = guarded(
+            i,
+            agent.position,
+            plan.displacement,
+            radius,
+            committed,
+            guard,
+        );
+        committed[i] = Some((agent.position + moved, radius));
+        moves[i] = Some(moved);
+    }
+    for (i, plan) in plans.iter().enumerate() {
+        let (Some(plan), Some(agent), Some(moved)) = (plan, &agents[i], moves[i]) else {
+            continue;
+        };
+        let rest = plan.displacement - moved;
+        if rest.length_squared() < 1e-18 {
+            continue;
+        }
+        let radius = agent.params.radius;
+        let from = agent.position + moved;
+        let more = guarded(i, from, rest, radius, committed, guard);
+        if more != DVec2::ZERO {
+            committed[i] = Some((from + more, radius));
+            moves[i] = Some(moved + more);
+        }
+    }
+    moves
+}
+
 /// Commits agent `i`'s plan (none: nothing to do) through the collision guard against the
-/// discs `committed` so far (the snapshot's for agents not yet committed), then its progress
-/// and goals; records it in `committed` and `report`. `slot` may be emptied (the agent leaves).
+/// discs `committed` so far (the snapshot's for agents not yet committed), or by `moved` where
+/// the guard already ran ([`guard_twice`]), then its progress and goals; records it in
+/// `committed` and `report`. `slot` may be emptied (the agent leaves).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn commit_agent(
     w: &CommitWorld<'_>,
     i: usize,
     plan: Option<Plan>,
+    moved: Option<DVec2>,
     slot: &mut Option<Agent>,
     committed: &mut [Option<(DVec2, f64)>],
     guard: &mut GuardScratch,
@@ -170,19 +255,21 @@ pub(super) fn commit_agent(
         return;
     }
     let start = agent.position;
-    let moved = guard_step(
-        start,
-        plan.displacement,
-        agent.params.radius,
-        i,
-        committed,
-        w.hash,
-        w.others,
-        w.late,
-        w.obstacles,
-        w.slides,
-        guard,
-    );
+    let moved = moved.unwrap_or_else(|| {
+        guard_step(
+            start,
+            plan.displacement,
+            agent.params.radius,
+            i,
+            committed,
+            w.hash,
+            w.others,
+            w.late,
+            w.obstacles,
+            w.slides,
+            guard,
+        )
+    });
     agent.position = start + moved;
     committed[i] = Some((agent.position, agent.params.radius));
     agent.heading = plan.heading;

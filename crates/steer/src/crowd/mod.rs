@@ -490,13 +490,16 @@ impl Agent {
     }
 
     /// Heading and speed from the relaxed local map.
-    fn decide(&self, bias: Bias, recovered: bool, queues: bool) -> Plan {
+    fn decide(&self, bias: Bias, recovered: bool, queue: plan::Queue) -> Plan {
         let mut descent = self.local.descent_at(self.position);
         // Queueing (`Preset::queues`): a descent that turns back from the way, where nothing
         // but walkers lies ahead, is a window closed by neighbours; press on along the way and
         // let the guard hold the agent behind them.
-        if queues && descent.dot(self.way) < 0.0 {
-            descent = self.way;
+        if descent.dot(self.way) < 0.0 {
+            match queue {
+                plan::Queue::No => {}
+                plan::Queue::Press => descent = self.way,
+            }
         }
         let (heading, factor) = decide(
             self.heading,
@@ -738,7 +741,7 @@ enum Prepared {
     Relax {
         bias: Bias,
         recovered: bool,
-        queue: bool,
+        queue: plan::Queue,
     },
 }
 

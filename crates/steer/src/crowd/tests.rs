@@ -1022,11 +1022,11 @@ fn f32_complement_sweeps_make_the_f64_decisions() {
                     narrow.relax(sweeps);
                     let start = agent.clone();
                     wide.store(0, agent.local.field_mut());
-                    let a = agent.decide(bias, false, false);
+                    let a = agent.decide(bias, false, super::plan::Queue::No);
                     let flat = agent.local.descent_at(agent.position).length() < 1e-14;
                     *agent = start.clone();
                     narrow.store(0, agent.local.field_mut());
-                    let b = agent.decide(bias, false, false);
+                    let b = agent.decide(bias, false, super::plan::Queue::No);
                     total += 1;
                     same += usize::from(a.heading == b.heading);
                     let turn = if a.heading == b.heading {
