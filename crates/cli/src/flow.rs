@@ -4,8 +4,9 @@
 //! - **Bottlenecks** ([`bottleneck`]): a 10 m wide room packed at about two walkers per m²
 //!   empties through a door 0.8 to 2.4 m wide ([`BOTTLENECK_WIDTHS`]) in a 0.4 m wall. The
 //!   specific flow is the flow through the door while the crowd streams through
-//!   ([`LineReport::steady_flow`], the first and last [`STEADY_TRIM`] of the crossings left
-//!   out) over the door's width, set beside the band that laboratory bottleneck experiments
+//!   ([`LineReport::steady_flow`](crate::measure::LineReport::steady_flow), the first and last
+//!   [`STEADY_TRIM`] of the crossings left out) over the door's width, set beside the band
+//!   that laboratory bottleneck experiments
 //!   (Seyfried, Liddle, Kretz and others) report, [`EXPERIMENTAL_BAND`].
 //! - **Corridors** ([`corridor`]): a 4 m wide corridor filled over 30 m at 0.5 to 2.5 walkers
 //!   per m² ([`CORRIDOR_DENSITIES`]), all walking one way. Voronoi speed against Voronoi
