@@ -27,8 +27,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use bevy::math::DVec2;
-use bevy_crowdfield::Scenario;
 use bevy_crowdfield::steer::Preset;
+use bevy_crowdfield::{Scenario, ScenarioError};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -107,15 +107,18 @@ pub struct FlowRow {
 
 /// The benchmark's cases: bottlenecks, one-way corridors, counterflow corridors.
 pub fn cases() -> Vec<(Case, Scenario)> {
+    let valid = |s: Result<Scenario, ScenarioError>| {
+        s.expect("the benchmark's own widths and densities make valid scenarios")
+    };
     let mut cases: Vec<(Case, Scenario)> = Vec::new();
     for w in BOTTLENECK_WIDTHS {
-        cases.push((Case::Bottleneck(w), bottleneck(w, 2.0)));
+        cases.push((Case::Bottleneck(w), valid(bottleneck(w, 2.0))));
     }
     for d in CORRIDOR_DENSITIES {
-        cases.push((Case::Corridor(d), corridor(d)));
+        cases.push((Case::Corridor(d), valid(corridor(d))));
     }
     for d in BIDIRECTIONAL_DENSITIES {
-        cases.push((Case::Bidirectional(d), bidirectional(d)));
+        cases.push((Case::Bidirectional(d), valid(bidirectional(d))));
     }
     cases
 }
@@ -124,6 +127,9 @@ pub fn cases() -> Vec<(Case, Scenario)> {
 /// clearance from its edges, each moved by up to a fifth of the lattice's free gap in x and y
 /// (a fixed stream of `seed`), so that no row walks in perfect step.
 pub fn lattice(min: DVec2, max: DVec2, density: f64, seed: u64) -> Vec<DVec2> {
+    if !(density > 0.0 && density.is_finite()) {
+        return Vec::new();
+    }
     let spacing = (2.0 / (3f64.sqrt() * density)).sqrt();
     let row_step = spacing * 3f64.sqrt() * 0.5;
     let edge = WALKER_RADIUS + 0.05;
@@ -163,15 +169,16 @@ fn walker(p: DVec2, goal: (DVec2, DVec2)) -> String {
     )
 }
 
-/// Parses a generated scenario (a bug here is ours, not the user's).
-fn parse(text: &str) -> Scenario {
-    Scenario::from_ron(text).unwrap_or_else(|e| panic!("a generated flow case is invalid: {e}"))
+/// Parses a generated scenario: a width that makes no valid scenario (NaN, infinite) is
+/// refused with the scenario's own error; a density that is not positive places no walkers.
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::from_ron(text)
 }
 
 /// A bottleneck: a 10 × 10 m room (x 0 to 10) filled at `density` over x 1 to 9.6, a 0.4 m
 /// wall at x 10 with a door of `width` centred at y 5, and a corridor beyond to the goal at
 /// x 24 to 25.5. Measures the door (line, forward = east) and the 2 m before it (area).
-pub fn bottleneck(width: f64, density: f64) -> Scenario {
+pub fn bottleneck(width: f64, density: f64) -> Result<Scenario, ScenarioError> {
     let (y0, y1) = (5.0 - width / 2.0, 5.0 + width / 2.0);
     let mut text = format!(
         "(name: \"bottleneck-{width:.1}\", description: \"A room empties through a {width} m door.\",
@@ -215,7 +222,7 @@ fn corridor_text(name: &str, description: &str, area: (f64, f64)) -> String {
 
 /// A one-way corridor: walkers fill x 2 to 32 at `density` and walk to x 57 to 59; the area
 /// x 14 to 20 lies in the block's middle.
-pub fn corridor(density: f64) -> Scenario {
+pub fn corridor(density: f64) -> Result<Scenario, ScenarioError> {
     let mut text = corridor_text(
         &format!("corridor-{density:.1}"),
         "A block of walkers walks down a corridor.",
@@ -231,7 +238,7 @@ pub fn corridor(density: f64) -> Scenario {
 
 /// A counterflow corridor: one block over x 2 to 22 walks east, its mirror over x 38 to 58
 /// walks west, each at `density`; the area x 27 to 33 is where they meet.
-pub fn bidirectional(density: f64) -> Scenario {
+pub fn bidirectional(density: f64) -> Result<Scenario, ScenarioError> {
     let mut text = corridor_text(
         &format!("bidirectional-{density:.1}"),
         "Two blocks of walkers meet head-on in a corridor.",
@@ -549,7 +556,7 @@ impl FlowReport {
                     c.scenario,
                     c.steps,
                     o.map_or("–".into(), |o| o.steps.to_string()),
-                    o.map_or("–".into(), |o| format!(
+                    o.filter(|o| o.steps > 0).map_or("–".into(), |o| format!(
                         "{:.2}",
                         c.steps as f64 / o.steps as f64
                     )),
@@ -730,6 +737,17 @@ mod tests {
         assert_eq!(line.steady_flow(0.0), Some(11.0 / 100.0));
         line.crossing_times_s.truncate(1);
         assert_eq!(line.steady_flow(0.1), None);
+    }
+
+    #[test]
+    fn a_door_or_density_that_makes_no_scenario_is_refused() {
+        assert!(bottleneck(f64::NAN, 2.0).is_err());
+        assert!(bottleneck(f64::INFINITY, 2.0).is_err());
+        // A density that is not positive places no walkers (the lattice is empty).
+        for density in [f64::NAN, -1.0, 0.0] {
+            assert!(lattice(DVec2::ZERO, DVec2::splat(10.0), density, 1).is_empty());
+            assert!(corridor(density).unwrap().agents().0.is_empty());
+        }
     }
 
     #[test]

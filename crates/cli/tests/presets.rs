@@ -109,8 +109,10 @@ fn the_seeds_preset_walks_the_shipped_scenarios_bit_for_bit() {
 /// The door flow of the flow benchmark's 1.6 m bottleneck on `preset` (per second and metre,
 /// the steady part), with the overlaps of the run.
 fn door_flow(preset: Preset) -> (f64, usize, usize) {
-    let scenario =
-        crowdfield_cli::flow::with_preset(crowdfield_cli::flow::bottleneck(1.6, 2.0), preset);
+    let scenario = crowdfield_cli::flow::with_preset(
+        crowdfield_cli::flow::bottleneck(1.6, 2.0).unwrap(),
+        preset,
+    );
     let out = run_scenario(
         &scenario,
         RunOptions {
