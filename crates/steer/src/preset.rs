@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | neighbours stamped ([`NeighbourStamping`]) | every one | all but those walking one's way |
 //! | a never-moved neighbour's way | unknown (stamped) | its global map's descent |
-//! | a local descent that turns back from the global map's | followed | replaced by the global way where only walkers that plan lie within 1 m ahead: the agent presses on and queues |
+//! | a local descent that turns back from the global map's, or none | followed | replaced by the global way where only walkers that plan lie within 1 m ahead: the agent presses on and queues, until 15 planner steps pass without progress (then it follows its local map until it progresses) |
 //! | collision guard | halves the step until it fits, in id order | the longest step that fits, then a slide along the agent it meets; steps it shortened try again once everyone has moved |
 //!
 //! `Seeds` walks exactly as crowdfield walked before presets existed (the shipped scenarios'
@@ -17,6 +17,11 @@
 
 use crate::local_map::NeighbourStamping;
 use crowdfield_field::Coverage;
+
+/// [`Preset::impatience`] on [`Preset::Flow`]: 15 planner steps. Measured against 10, 20, 30
+/// and 60 on the flow benchmark and six of SteerSuite's dense cases (docs/steering.md,
+/// *Presets*): shorter lets dense crossings clear sooner and slows counterflow.
+const FLOW_IMPATIENCE: u32 = 15;
 
 /// Which steering a crowd uses where the seeds leave a choice ([`CrowdSettings::preset`]).
 ///
@@ -65,13 +70,24 @@ impl Preset {
         self == Preset::Flow
     }
 
-    /// Whether an agent whose local descent turns back from its global way (more than 90°)
+    /// Whether an agent whose local descent turns back from its global way (more than 90°),
+    /// or is zero (a window closed all round, as in a doorway whose jambs close its cells),
     /// walks its global way instead, held by the collision guard, where nothing but walkers
     /// that plan lies within 1 m ahead along that way (no shape, and no agent that stands,
-    /// arrived or is steered from outside: those it walks round as the seeds do). Settling
-    /// agents never queue.
+    /// arrived or is steered from outside: those it walks round as the seeds do), and it has
+    /// not run out of patience ([`Preset::impatience`]). Settling agents never queue.
     pub fn queues(self) -> bool {
         self == Preset::Flow
+    }
+
+    /// Planner steps without progress towards its goal (see
+    /// [`CrowdSettings::stuck_after`](crate::CrowdSettings::stuck_after) for what progress
+    /// is) after which a queueing agent stops pressing on and follows its local map again, as
+    /// the seeds do, until it progresses: it looks for another way round. Where two dense
+    /// crowds press into each other head-on or across, nobody progresses and pressing on
+    /// alone would hold them there for good. Only read where [`Preset::queues`] is on.
+    pub fn impatience(self) -> u32 {
+        FLOW_IMPATIENCE
     }
 
     /// Whether the collision guard takes the longest step that fits and then slides along the

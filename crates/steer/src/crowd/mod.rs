@@ -88,7 +88,11 @@ macro_rules! world_of {
             statics: &$crowd.statics,
             static_bounds: &$crowd.static_bounds,
             sight: $crowd.settings.line_of_sight,
-            queues: $crowd.settings.preset.queues(),
+            queues: $crowd
+                .settings
+                .preset
+                .queues()
+                .then(|| $crowd.settings.preset.impatience()),
             moving: &$crowd.moving,
             goals: &$crowd.goals,
             step: $crowd.step,
@@ -492,14 +496,16 @@ impl Agent {
     /// Heading and speed from the relaxed local map.
     fn decide(&self, bias: Bias, recovered: bool, queue: plan::Queue) -> Plan {
         let mut descent = self.local.descent_at(self.position);
-        // Queueing (`Preset::queues`): a descent that turns back from the way, where nothing
-        // but walkers lies ahead, is a window closed by neighbours; press on along the way and
-        // let the guard hold the agent behind them.
-        if descent.dot(self.way) < 0.0 {
-            match queue {
-                plan::Queue::No => {}
-                plan::Queue::Press => descent = self.way,
+        // Queueing (`Preset::queues`): a descent that turns back from the way, or none at all,
+        // where nothing but walkers lies ahead, is a window closed by neighbours (or cells
+        // closed by the jambs of a door the agent stands in); press on along the way and let
+        // the guard hold the agent behind them.
+        let turned = descent.dot(self.way) < 0.0 || descent == DVec2::ZERO;
+        match queue {
+            plan::Queue::Press if turned => {
+                descent = self.way;
             }
+            plan::Queue::No | plan::Queue::Press => {}
         }
         let (heading, factor) = decide(
             self.heading,

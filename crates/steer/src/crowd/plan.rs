@@ -34,8 +34,9 @@ pub(super) struct World<'a> {
     pub(super) static_bounds: &'a [(DVec2, DVec2)],
     /// Whether behaviours see only neighbours in line of sight.
     pub(super) sight: bool,
-    /// Whether agents queue (`Preset::queues`).
-    pub(super) queues: bool,
+    /// Planner steps without progress after which an agent stops queueing, or `None` where
+    /// agents never queue (`Preset::queues`, `Preset::impatience`).
+    pub(super) queues: Option<u32>,
     pub(super) moving: &'a [(Shape, (DVec2, DVec2))],
     pub(super) goals: &'a [Option<Goal>],
     pub(super) step: u64,
@@ -453,7 +454,8 @@ impl World<'_> {
         } else {
             facing
         });
-        let queue = if self.queues && !settling {
+        // An impatient agent follows its local map, as the seeds do, until it progresses.
+        let queue = if !settling && self.queues.is_some_and(|patience| agent.stalled < patience) {
             self.may_queue(index, pos, radius, flow_dir, hash)
         } else {
             Queue::No
