@@ -60,8 +60,16 @@ pub enum Steering {
 /// One scenario steered one way.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchRow {
-    /// Scenario name.
+    /// Scenario name (its `name` field; two files may share one).
     pub scenario: String,
+    /// The file the scenario was read from, where it was read from one (`crowdfield bench`
+    /// sets it; `None` for scenarios built in code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The scenario's place among those benched together (0 for the first): with
+    /// [`BenchRow::file`], what reports key rows by, so that two scenarios with the same name
+    /// keep rows, diagrams and speed ratios of their own.
+    pub index: usize,
     /// Who steered.
     pub steering: Steering,
     /// Agents placed with somewhere to go (standing ones, with no goal, are left out). In
@@ -230,6 +238,19 @@ pub fn bench_scenario(
 }
 
 impl BenchRow {
+    /// The scenario as reports name it: its name, and the file it was read from where known.
+    pub fn label(&self) -> String {
+        match &self.file {
+            Some(file) => format!("{} ({file})", self.scenario),
+            None => self.scenario.clone(),
+        }
+    }
+
+    /// What reports group rows by: the scenario's place in the bench, then its name.
+    fn key(&self) -> (usize, &str) {
+        (self.index, self.scenario.as_str())
+    }
+
     /// Whether `other` walked the agents as this row did: everything but the speeds.
     pub fn same_walk(&self, other: &BenchRow) -> bool {
         self.areas == other.areas
@@ -273,13 +294,14 @@ pub fn write_fundamental_diagrams(
     rows: &[BenchRow],
 ) -> Result<Vec<std::path::PathBuf>, crate::plot::PlotError> {
     let mut written: Vec<std::path::PathBuf> = Vec::new();
-    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
+    let mut scenarios: Vec<(usize, &str)> = rows.iter().map(BenchRow::key).collect();
     scenarios.dedup();
-    for scenario in scenarios {
+    for key in scenarios {
+        let scenario = key.1;
         // `CrowdStep` walks as the plugin's row does: drawn once.
         let of: Vec<&BenchRow> = rows
             .iter()
-            .filter(|r| r.scenario == scenario && r.steering != Steering::CrowdStep)
+            .filter(|r| r.key() == key && r.steering != Steering::CrowdStep)
             .collect();
         let Some(first) = of.first() else { continue };
         for (k, area) in first.areas.iter().enumerate() {
@@ -393,6 +415,8 @@ fn crowdfield_row(
     let m = &output.metrics;
     BenchRow {
         scenario: scenario.name.clone(),
+        file: None,
+        index: 0,
         steering: Steering::Crowdfield,
         agents: m.walkers(),
         steps: m.steps,
@@ -620,6 +644,8 @@ impl<'a> Baseline<'a> {
         let (areas, lines) = measurer.finish();
         BenchRow {
             scenario: scenario.name.clone(),
+            file: None,
+            index: 0,
             steering: self.steering,
             agents: placed,
             steps,
@@ -947,7 +973,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         let differ = if r.runs_agree { "" } else { " (runs differ)" };
         out.push_str(&format!(
             "| {} | {:?} | {} | {}{} | {:.0}{} | {} | {} ({:.3}) | {} | {} |\n",
-            r.scenario,
+            r.label(),
             r.steering,
             r.agents,
             r.steps,
@@ -1004,7 +1030,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             for a in &r.areas {
                 out.push_str(&format!(
                     "| {} | {:?} | {} (area) | Voronoi density mean {:.2}, max {:.2} per m²; speed mean {:.2} m/s |\n",
-                    r.scenario,
+                    r.label(),
                     r.steering,
                     a.name.replace('|', "\\|"),
                     a.voronoi_density_mean,
@@ -1015,7 +1041,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             for l in &r.lines {
                 out.push_str(&format!(
                     "| {} | {:?} | {} (line) | {} forward, {} backward; flow {} per s, {} per s and m |\n",
-                    r.scenario,
+                    r.label(),
                     r.steering,
                     l.name.replace('|', "\\|"),
                     l.forward,
@@ -1041,14 +1067,14 @@ pub fn not_registered(rows: &[BenchRow]) -> String {
         if r.not_placed > 0 {
             lines.push(format!(
                 "- {}: {} could not be placed (their region is full)",
-                r.scenario,
+                r.label(),
                 crate::counted(r.not_placed, "agent")
             ));
         }
         lines.extend(
             rejection_lines(&r.rejections, "bench.json")
                 .into_iter()
-                .map(|line| format!("- {}: {line}", r.scenario)),
+                .map(|line| format!("- {}: {line}", r.label())),
         );
     }
     if lines.is_empty() {
@@ -1077,11 +1103,11 @@ pub struct SpeedRatio {
 /// range). Crowdfield meets the speed goal in a scenario where the
 /// first is at most 1.
 pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Option<SpeedRatio>)> {
-    let mut scenarios: Vec<&str> = rows.iter().map(|r| r.scenario.as_str()).collect();
+    let mut scenarios: Vec<(usize, &str)> = rows.iter().map(BenchRow::key).collect();
     scenarios.dedup();
-    let find = |scenario: &str, steering: Steering| {
+    let find = |key: (usize, &str), steering: Steering| {
         rows.iter()
-            .find(|r| r.scenario == scenario && r.steering == steering)
+            .find(|r| r.key() == key && r.steering == steering)
     };
     scenarios
         .into_iter()
@@ -1116,7 +1142,7 @@ pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Optio
                 })
             };
             Some((
-                scenario.to_string(),
+                orca.label(),
                 over(Steering::Crowdfield),
                 over(Steering::CrowdStep),
             ))
@@ -1128,27 +1154,68 @@ pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Optio
 mod tests {
     use super::*;
 
-    /// Two runs walk alike whatever their speeds, and not when any measurement differs.
-    #[test]
-    fn runs_walk_alike_only_when_every_measurement_agrees() {
-        let row = BenchRow {
-            scenario: "s".into(),
-            steering: Steering::Orca,
-            agents: 4,
-            steps: 30,
-            agent_steps_per_s: 1.0,
-            runs_agent_steps_per_s: vec![1.0],
+    /// A row of `steering` at `speed` agent-steps a second for the scenario named `name`, read
+    /// from `file` as the `index`-th of a bench.
+    fn row_of(name: &str, file: &str, index: usize, steering: Steering, speed: f64) -> BenchRow {
+        BenchRow {
+            scenario: name.into(),
+            file: Some(file.into()),
+            index,
+            steering,
+            agents: 2,
+            steps: 10,
+            agent_steps_per_s: speed,
+            runs_agent_steps_per_s: vec![speed],
             runs_agree: true,
             arrival_fraction: 1.0,
-            agent_overlaps: 2,
-            agent_overlap_max_m: 0.1,
+            agent_overlaps: 0,
+            agent_overlap_max_m: 0.0,
             wall_overlaps: 0,
-            path_length_ratio: Some(1.1),
+            path_length_ratio: None,
             areas: Vec::new(),
             lines: Vec::new(),
             not_placed: 0,
             rejections: Vec::new(),
             recording: None,
+        }
+    }
+
+    /// Two files whose scenarios carry the same name (SteerSuite's
+    /// `4-way-oncomming-circle-obstacle` calls itself `simple-1`) keep their own rows and speed
+    /// ratios, each named with its file.
+    #[test]
+    fn scenarios_sharing_a_name_are_reported_by_file() {
+        let rows = vec![
+            row_of("simple-1", "a.ron", 0, Steering::Crowdfield, 100.0),
+            row_of("simple-1", "a.ron", 0, Steering::Orca, 50.0),
+            row_of("simple-1", "b.ron", 1, Steering::Crowdfield, 100.0),
+            row_of("simple-1", "b.ron", 1, Steering::Orca, 200.0),
+        ];
+        let ratios = speed_ratios(&rows);
+        let named: Vec<(&str, f64)> = ratios
+            .iter()
+            .map(|(n, plugin, _)| (n.as_str(), plugin.unwrap().median))
+            .collect();
+        assert_eq!(
+            named,
+            vec![("simple-1 (a.ron)", 0.5), ("simple-1 (b.ron)", 2.0)]
+        );
+        let table = markdown(&rows);
+        assert_eq!(table.matches("| simple-1 (a.ron) |").count(), 3, "{table}");
+        assert_eq!(table.matches("| simple-1 (b.ron) |").count(), 3, "{table}");
+    }
+
+    /// Two runs walk alike whatever their speeds, and not when any measurement differs.
+    #[test]
+    fn runs_walk_alike_only_when_every_measurement_agrees() {
+        let row = BenchRow {
+            file: None,
+            agents: 4,
+            steps: 30,
+            agent_overlaps: 2,
+            agent_overlap_max_m: 0.1,
+            path_length_ratio: Some(1.1),
+            ..row_of("s", "", 0, Steering::Orca, 1.0)
         };
         let faster = BenchRow {
             agent_steps_per_s: 2.0,
@@ -1205,23 +1272,11 @@ mod tests {
     /// A one-agent row of scenario `s` measured in `areas`.
     fn row_with_areas(steering: Steering, areas: Vec<AreaReport>) -> BenchRow {
         BenchRow {
-            scenario: "s".into(),
-            steering,
+            file: None,
             agents: 1,
             steps: 1,
-            agent_steps_per_s: 1.0,
-            runs_agent_steps_per_s: vec![1.0],
-            runs_agree: true,
-            arrival_fraction: 1.0,
-            agent_overlaps: 0,
-            agent_overlap_max_m: 0.0,
-            wall_overlaps: 0,
-            path_length_ratio: None,
             areas,
-            lines: Vec::new(),
-            not_placed: 0,
-            rejections: Vec::new(),
-            recording: None,
+            ..row_of("s", "", 0, steering, 1.0)
         }
     }
 

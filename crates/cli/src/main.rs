@@ -344,10 +344,15 @@ fn bench(scenarios: Vec<PathBuf>, options: BenchOptions, tuning: Tuning, out: Pa
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut rows: Vec<BenchRow> = Vec::new();
-    for s in &loaded {
+    // `loaded` holds every path's scenario, in order (a failed load returned above).
+    for (index, (s, path)) in loaded.iter().zip(&paths).enumerate() {
         bar.set_message(s.name.clone());
         match bench_scenario(s, options) {
-            Ok(r) => rows.extend(r),
+            Ok(r) => rows.extend(r.into_iter().map(|row| BenchRow {
+                file: Some(path.display().to_string()),
+                index,
+                ..row
+            })),
             Err(e) => {
                 bar.finish_and_clear();
                 eprintln!("could not start the thread pool: {e}");

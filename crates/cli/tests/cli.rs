@@ -1161,13 +1161,18 @@ fn rejected_and_unreachable_walkers_are_reported_with_their_reasons() {
         &bench_out,
     );
     assert!(bench.status.success(), "{bench:?}");
-    let line = format!("- stuck: agent 0 was rejected: {reason}");
+    // Rows are named by the scenario and the file it came from.
+    let label = format!("stuck ({})", file.display());
+    let line = format!("- {label}: agent 0 was rejected: {reason}");
     let stderr = String::from_utf8_lossy(&bench.stderr);
     assert!(stderr.contains(&line), "{stderr}");
     let md = std::fs::read_to_string(bench_out.join("bench.md")).unwrap();
     assert!(md.contains(&line), "{md}");
-    assert!(md.contains("| stuck | Crowdfield | 3 |"), "{md}");
-    assert!(md.contains("| stuck | Orca | 2 |"), "{md}");
+    assert!(
+        md.contains(&format!("| {label} | Crowdfield | 3 |")),
+        "{md}"
+    );
+    assert!(md.contains(&format!("| {label} | Orca | 2 |")), "{md}");
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(bench_out.join("bench.json")).unwrap())
             .unwrap();
@@ -1882,4 +1887,69 @@ fn a_group_scenario_writes_the_groups_measures_over_time() {
     );
     assert!(csv.lines().count() > 50);
     assert!(dir.join("groups.png").is_file());
+}
+
+/// Two files whose scenarios carry the same name (SteerSuite's
+/// `4-way-oncomming-circle-obstacle` calls itself `simple-1`) are benched as two scenarios:
+/// each keeps its rows, named with its file, and its own line of speed ratios, and
+/// `bench.json` gives each row's file and place.
+#[test]
+fn bench_names_rows_by_their_file() {
+    let dir = scratch("bench-same-name");
+    let text = |x: f64| {
+        format!(
+            "(\n  name: \"simple-1\",\n  bounds: (min: (0, 0), max: (20, 6)),\n  agents: [(position: ({x}, 3), goals: (targets: [Point((18, 3))]))],\n)"
+        )
+    };
+    let (a, b) = (dir.join("a.scenario.ron"), dir.join("b.scenario.ron"));
+    std::fs::write(&a, text(2.0)).unwrap();
+    std::fs::write(&b, text(4.0)).unwrap();
+    let out = dir.join("bench");
+    let bench = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("bench")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--repeat",
+            "1",
+            "--max-steps",
+            "100",
+            "--threads",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(bench.status.success(), "{bench:?}");
+    let md = std::fs::read_to_string(out.join("bench.md")).unwrap();
+    for file in [&a, &b] {
+        let label = format!("simple-1 ({})", file.display());
+        // Crowdfield, CrowdStep, ORCA and seek, then the line of speed ratios.
+        assert_eq!(md.matches(&format!("| {label} |")).count(), 5, "{md}");
+    }
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap()).unwrap();
+    let places: Vec<(u64, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["index"].as_u64().unwrap(),
+                r["file"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(places.len(), 8, "{rows}");
+    assert!(
+        places[..4]
+            .iter()
+            .all(|p| p == &(0, a.display().to_string()))
+    );
+    assert!(
+        places[4..]
+            .iter()
+            .all(|p| p == &(1, b.display().to_string()))
+    );
 }
