@@ -560,7 +560,18 @@ pub fn run_scenario_with_progress(
         })
         .collect();
     let measurer = measure::Measurer::for_scenario(&scenario, period);
-    let mut recorder = metrics::Recorder::new(&agents, &standing, &timed, period, measurer);
+    // Where each agent was spawned, for those that leave in the first step before the
+    // recorder sees them in the crowd.
+    let spawned_at: Vec<Option<Vec2>> = agents
+        .iter()
+        .map(|e| {
+            app.world()
+                .get::<Transform>(*e)
+                .map(|t| settings.plane.to_ground(t.translation))
+        })
+        .collect();
+    let mut recorder =
+        metrics::Recorder::new(&agents, &spawned_at, &standing, &timed, period, measurer);
     let max_steps = match options.stop {
         Stop::Steps(n) => n,
         Stop::UntilArrived { max_steps } => max_steps,

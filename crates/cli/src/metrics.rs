@@ -274,6 +274,9 @@ pub fn agents_csv(records: &[AgentRecord]) -> String {
 
 #[derive(Debug, Clone, Default)]
 struct Track {
+    /// Where the agent was spawned, read before the first step (`None` where it had no
+    /// Transform).
+    spawned_at: Option<Vec2>,
     /// The last position observed.
     last_exact: Option<DVec2>,
     /// Length walked since the start position (the first step included).
@@ -328,10 +331,11 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder of `agents`, those of them `standing` (with no target) left out of the
-    /// walkers' figures, those `timed` with a goal time limit.
+    /// A recorder of `agents`, spawned at `spawned_at`, those of them `standing` (with no
+    /// target) left out of the walkers' figures, those `timed` with a goal time limit.
     pub(crate) fn new(
         agents: &[Entity],
+        spawned_at: &[Option<Vec2>],
         standing: &[bool],
         timed: &[bool],
         period: f64,
@@ -343,7 +347,9 @@ impl Recorder {
             tracks: standing
                 .iter()
                 .zip(timed)
-                .map(|(&standing, &timed)| Track {
+                .zip(spawned_at)
+                .map(|((&standing, &timed), &spawned_at)| Track {
+                    spawned_at,
                     standing,
                     timed,
                     ..Default::default()
@@ -456,8 +462,27 @@ impl Recorder {
                 .map(|(_, p)| *p);
             let Some(state) = state.or(left.map(|_| AgentState::Arrived)) else {
                 // Gone before it was ever seen: it left in the run's first step (agents leave
-                // the world only by arriving with `then_despawn`).
+                // the world only by arriving with `then_despawn`), from inside its goal where
+                // it was spawned. Its rows: the start, and where it left.
                 track.arrived_at = Some(step);
+                if let Some(position) = track.spawned_at {
+                    for (at, state) in [
+                        (step.saturating_sub(1), RowState::Pending),
+                        (step, RowState::Arrived),
+                    ] {
+                        let row = Sample {
+                            step: at,
+                            agent: index,
+                            position,
+                            state,
+                        };
+                        if state == RowState::Pending {
+                            starts.push(row);
+                        } else {
+                            samples.push(row);
+                        }
+                    }
+                }
                 continue;
             };
             let Some(mut row_state) = RowState::from_agent(state) else {
@@ -1004,7 +1029,7 @@ mod tests {
         };
         let recorder = |times: &[f64]| {
             let measurer = Measurer::new(&[], (DVec2::ZERO, DVec2::splat(10.0)), &[], 0.5);
-            let mut r = Recorder::new(&[], &[], &[], 0.5, measurer);
+            let mut r = Recorder::new(&[], &[], &[], &[], 0.5, measurer);
             r.planner_ms = times.to_vec();
             r.finish(&scenario, 0).0
         };

@@ -1953,3 +1953,36 @@ fn bench_names_rows_by_their_file() {
             .all(|p| p == &(1, b.display().to_string()))
     );
 }
+
+/// A walker spawned inside its goal that leaves on arrival leaves in the first step, before
+/// the run ever sees it in the crowd: it still has its rows, its start and where it left, as
+/// every agent `agents.csv` lists does.
+#[test]
+fn a_walker_that_leaves_in_the_first_step_has_its_rows() {
+    let scenario = Scenario::from_ron(
+        "(\n  bounds: (min: (0, 0), max: (20, 6)),\n  agents: [\n    (position: (17.5, 3), goals: (targets: [Region(Aabb(min: (16, 1), max: (19, 5)))], on_arrival: Despawn)),\n    (position: (2, 3), goals: (targets: [Region(Aabb(min: (16, 1), max: (19, 5)))])),\n  ],\n)",
+    )
+    .unwrap();
+    let output = run_scenario(&scenario, RunOptions::default());
+    let rows: Vec<(u64, RowState, Vec2)> = output
+        .trajectories
+        .iter()
+        .filter(|s| s.agent == 0)
+        .map(|s| (s.step, s.state, s.position))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (0, RowState::Pending, Vec2::new(17.5, 3.0)),
+            (1, RowState::Arrived, Vec2::new(17.5, 3.0)),
+        ]
+    );
+    assert_eq!(output.metrics.arrived, 2);
+    // Rows stay in step order.
+    assert!(
+        output
+            .trajectories
+            .windows(2)
+            .all(|w| w[0].step <= w[1].step)
+    );
+}
