@@ -116,6 +116,7 @@ impl MarkerFile {
 
 /// Why a marker file did not load.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MarkerFileError {
     /// The file could not be read.
     #[error("cannot read the marker file: {0}")]

@@ -452,6 +452,7 @@ pub const MAX_REGION_AGENTS: usize = 1_000_000;
 
 /// Why a scenario file was rejected.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScenarioError {
     /// The file could not be read.
     #[error("could not read the scenario: {0}")]

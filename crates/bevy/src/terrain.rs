@@ -168,6 +168,7 @@ impl TerrainGround {
 
 /// Why a terrain file did not load.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TerrainFileError {
     /// The file could not be read.
     #[error("cannot read the terrain file: {0}")]

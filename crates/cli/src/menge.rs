@@ -86,6 +86,7 @@ pub const MAX_GENERATED_AGENTS: usize = 1_000_000;
 
 /// Why a Menge scene could not be converted.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MengeError {
     /// A file could not be read.
     #[error("{}: {source}", path.display())]

@@ -61,6 +61,7 @@ pub struct Converted {
 
 /// Why a test case could not be converted.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConvertError {
     /// Not well-formed XML.
     #[error("{line}:{column}: {message}")]

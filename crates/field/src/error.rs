@@ -7,6 +7,7 @@ use thiserror::Error;
 /// Every public entry point that takes user data validates it and returns one of these
 /// instead of panicking. Variants carry the offending value so the caller can report it.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum FieldError {
     /// `|ε|·max(|v_x|, |v_y|)` exceeds 2, so some stencil weight would be negative and the
     /// discrete maximum principle (no interior local minima) would no longer hold
