@@ -72,9 +72,10 @@ pub struct BenchRow {
     pub index: usize,
     /// Who steered.
     pub steering: Steering,
-    /// Agents placed with somewhere to go (standing ones, with no goal, are left out). In
-    /// crowdfield's row the agents the plugin rejected count too, as not arrived (see
-    /// [`BenchRow::rejections`]); the other steerings start from the agents it registered.
+    /// Agents placed with somewhere to go (standing ones, with no goal, are left out). The
+    /// agents the plugin rejected count too, as not arrived (see [`BenchRow::rejections`]), in
+    /// every row: the other steerings start from the agents it registered, and their rows
+    /// count the rejected as crowdfield's does.
     pub agents: usize,
     /// Steps run.
     pub steps: u64,
@@ -206,6 +207,7 @@ pub fn bench_scenario(
                 for &steering in steerings {
                     let mut sim = Baseline::new(crowd, geodesics, *period, steering);
                     let mut row = sim.run(scenario, options.max_steps, keep);
+                    row.count_walkers_as(round[0].agents);
                     // The same world as the plugin's run.
                     if let (Some(recording), Some(first)) =
                         (row.recording.as_mut(), round[0].recording.as_ref())
@@ -249,6 +251,17 @@ impl BenchRow {
     /// What reports group rows by: the scenario's place in the bench, then its name.
     fn key(&self) -> (usize, &str) {
         (self.index, self.scenario.as_str())
+    }
+
+    /// Counts `walkers` walkers in this baseline row, as crowdfield's row counts them: the
+    /// baselines start from the agents the plugin registered, and those it rejected count as
+    /// not arrived here too, so that every row of a scenario has the same walkers.
+    fn count_walkers_as(&mut self, walkers: usize) {
+        if walkers > self.agents {
+            let arrived = (self.arrival_fraction * self.agents as f64).round();
+            self.agents = walkers;
+            self.arrival_fraction = arrived / walkers as f64;
+        }
     }
 
     /// Whether `other` walked the agents as this row did: everything but the speeds.
@@ -1060,7 +1073,8 @@ pub fn markdown(rows: &[BenchRow]) -> String {
 /// after a blank line (empty when it registered them all): regions too full to place them, and
 /// each rejected agent by its index in the file with the plugin's reason (the first
 /// [`REJECTIONS_LISTED`](crate::REJECTIONS_LISTED), then a count). The other steerings start from the agents the plugin
-/// registered, so the list says why their rows count fewer agents than crowdfield's.
+/// registered, and count the rejected ones as not arrived, as crowdfield's row does: the list
+/// says why they did not move.
 pub fn not_registered(rows: &[BenchRow]) -> String {
     let mut lines = Vec::new();
     for r in rows.iter().filter(|r| r.steering == Steering::Crowdfield) {
@@ -1081,7 +1095,7 @@ pub fn not_registered(rows: &[BenchRow]) -> String {
         return String::new();
     }
     format!(
-        "\nAgents crowdfield's plugin did not register (the other steerings start from the ones it did, so their rows count fewer):\n\n{}\n",
+        "\nAgents crowdfield's plugin did not register (the other steerings start from the ones it did; every row counts the rejected as not arrived):\n\n{}\n",
         lines.join("\n")
     )
 }
