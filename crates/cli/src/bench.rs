@@ -206,8 +206,7 @@ pub fn bench_scenario(
                 };
                 for &steering in steerings {
                     let mut sim = Baseline::new(crowd, geodesics, *period, steering);
-                    let mut row = sim.run(scenario, options.max_steps, keep);
-                    row.count_walkers_as(round[0].agents);
+                    let mut row = sim.run(scenario, options.max_steps, keep, round[0].agents);
                     // The same world as the plugin's run.
                     if let (Some(recording), Some(first)) =
                         (row.recording.as_mut(), round[0].recording.as_ref())
@@ -251,17 +250,6 @@ impl BenchRow {
     /// What reports group rows by: the scenario's place in the bench, then its name.
     fn key(&self) -> (usize, &str) {
         (self.index, self.scenario.as_str())
-    }
-
-    /// Counts `walkers` walkers in this baseline row, as crowdfield's row counts them: the
-    /// baselines start from the agents the plugin registered, and those it rejected count as
-    /// not arrived here too, so that every row of a scenario has the same walkers.
-    fn count_walkers_as(&mut self, walkers: usize) {
-        if walkers > self.agents {
-            let arrived = (self.arrival_fraction * self.agents as f64).round();
-            self.agents = walkers;
-            self.arrival_fraction = arrived / walkers as f64;
-        }
     }
 
     /// Whether `other` walked the agents as this row did: everything but the speeds.
@@ -341,6 +329,12 @@ pub fn write_fundamental_diagrams(
         }
     }
     Ok(written)
+}
+
+/// `text` as one Markdown table cell: a `|` (a scenario's name, its file, a measurement's
+/// name) does not split it.
+fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|")
 }
 
 /// `name` with every character other than ASCII letters, digits and `-` replaced by `-`.
@@ -567,7 +561,12 @@ impl<'a> Baseline<'a> {
         }
     }
 
-    fn run(&mut self, scenario: &Scenario, max_steps: u64, keep: bool) -> BenchRow {
+    /// Steps the walkers until they arrive or `max_steps`. The row counts at least `counted`
+    /// walkers,
+    /// as crowdfield's row does: the baseline starts from the agents the plugin registered,
+    /// and those it rejected count as not arrived here too, so that every row of a scenario
+    /// has the same walkers.
+    fn run(&mut self, scenario: &Scenario, max_steps: u64, keep: bool, counted: usize) -> BenchRow {
         let mut measurer = Measurer::for_scenario(scenario, self.period);
         // With `keep`, every walker in the world after every step, from its start.
         let mut trajectories: Vec<Sample> = Vec::new();
@@ -651,7 +650,7 @@ impl<'a> Baseline<'a> {
         }
         // Walkers with no goal stand all along: obstacles, not walkers, as in the plugin's runs.
         let walkers = self.walkers.iter().filter(|w| !w.goals.is_empty());
-        let placed = walkers.clone().count();
+        let placed = walkers.clone().count().max(counted);
         let arrived = walkers.filter(|w| w.arrived.is_some()).count();
         let ratios: Vec<f64> = self.path_ratios();
         let (areas, lines) = measurer.finish();
@@ -986,7 +985,7 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         let differ = if r.runs_agree { "" } else { " (runs differ)" };
         out.push_str(&format!(
             "| {} | {:?} | {} | {}{} | {:.0}{} | {} | {} ({:.3}) | {} | {} |\n",
-            r.label(),
+            table_cell(&r.label()),
             r.steering,
             r.agents,
             r.steps,
@@ -1022,7 +1021,8 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         };
         for (scenario, plugin, crowd) in ratios {
             out.push_str(&format!(
-                "| {scenario} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} |\n",
+                table_cell(&scenario),
                 cell(plugin),
                 cell(crowd),
                 match plugin {
@@ -1043,9 +1043,9 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             for a in &r.areas {
                 out.push_str(&format!(
                     "| {} | {:?} | {} (area) | Voronoi density mean {:.2}, max {:.2} per m²; speed mean {:.2} m/s |\n",
-                    r.label(),
+                    table_cell(&r.label()),
                     r.steering,
-                    a.name.replace('|', "\\|"),
+                    table_cell(&a.name),
                     a.voronoi_density_mean,
                     a.voronoi_density_max,
                     a.voronoi_speed_mean_m_s
@@ -1054,9 +1054,9 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             for l in &r.lines {
                 out.push_str(&format!(
                     "| {} | {:?} | {} (line) | {} forward, {} backward; flow {} per s, {} per s and m |\n",
-                    r.label(),
+                    table_cell(&r.label()),
                     r.steering,
-                    l.name.replace('|', "\\|"),
+                    table_cell(&l.name),
                     l.forward,
                     l.backward,
                     l.flow_per_s.map_or("–".to_string(), |j| format!("{j:.2}")),

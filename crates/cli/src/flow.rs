@@ -169,15 +169,12 @@ fn walker(p: DVec2, goal: (DVec2, DVec2)) -> String {
     )
 }
 
-/// Parses a generated scenario: a width that makes no valid scenario (NaN, infinite) is
-/// refused with the scenario's own error; a density that is not positive places no walkers.
-fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    Scenario::from_ron(text)
-}
-
 /// A bottleneck: a 10 × 10 m room (x 0 to 10) filled at `density` over x 1 to 9.6, a 0.4 m
 /// wall at x 10 with a door of `width` centred at y 5, and a corridor beyond to the goal at
-/// x 24 to 25.5. Measures the door (line, forward = east) and the 2 m before it (area).
+/// x 24 to 25.5. Measures the door (line, forward = east) and the 2 m before it (area). A
+/// width that makes no valid scenario (NaN, infinite) is refused with the scenario's own
+/// error; a density that is not positive places no walkers (the same in [`corridor`] and
+/// [`bidirectional`]).
 pub fn bottleneck(width: f64, density: f64) -> Result<Scenario, ScenarioError> {
     let (y0, y1) = (5.0 - width / 2.0, 5.0 + width / 2.0);
     let mut text = format!(
@@ -201,7 +198,7 @@ pub fn bottleneck(width: f64, density: f64) -> Result<Scenario, ScenarioError> {
         text.push_str(&walker(p, goal));
     }
     text.push_str("])");
-    parse(&text)
+    Scenario::from_ron(&text)
 }
 
 /// The corridor of the corridor cases: 60 m long, 4 m wide (y 0 to 4), walls beside it.
@@ -233,7 +230,7 @@ pub fn corridor(density: f64) -> Result<Scenario, ScenarioError> {
         text.push_str(&walker(p, goal));
     }
     text.push_str("])");
-    parse(&text)
+    Scenario::from_ron(&text)
 }
 
 /// A counterflow corridor: one block over x 2 to 22 walks east, its mirror over x 38 to 58
@@ -254,7 +251,7 @@ pub fn bidirectional(density: f64) -> Result<Scenario, ScenarioError> {
         text.push_str(&walker(DVec2::new(60.0 - p.x, p.y), west));
     }
     text.push_str("])");
-    parse(&text)
+    Scenario::from_ron(&text)
 }
 
 /// The lane order parameter of seed 002 C4 over `walkers` (position, walking east): for each

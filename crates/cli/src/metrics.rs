@@ -466,22 +466,14 @@ impl Recorder {
                 // it was spawned. Its rows: the start, and where it left.
                 track.arrived_at = Some(step);
                 if let Some(position) = track.spawned_at {
-                    for (at, state) in [
-                        (step.saturating_sub(1), RowState::Pending),
-                        (step, RowState::Arrived),
-                    ] {
-                        let row = Sample {
-                            step: at,
-                            agent: index,
-                            position,
-                            state,
-                        };
-                        if state == RowState::Pending {
-                            starts.push(row);
-                        } else {
-                            samples.push(row);
-                        }
-                    }
+                    let row = |step, state| Sample {
+                        step,
+                        agent: index,
+                        position,
+                        state,
+                    };
+                    starts.push(row(step.saturating_sub(1), RowState::Pending));
+                    samples.push(row(step, RowState::Arrived));
                 }
                 continue;
             };

@@ -4,13 +4,16 @@
 //!
 //! `cargo bench -p crowdfield_steer --bench crowd_step` (all), or a filter such as
 //! `-- 'crowd_step/1000/'`. Ids read `crowd_step/<agents>/<sweeps>_sweeps_<threads>t/<live>`,
-//! where `<live>` is the number of agents actually placed (the plaza's rows clip a few).
+//! where `<live>` is the number of agents actually placed (the plaza's rows clip a few), on the
+//! default preset; at 10,000 agents and 30 sweeps `…_<threads>t_flow/<live>` steps the same
+//! plaza on `Preset::Flow`.
 
 mod plaza;
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use crowdfield_steer::Preset;
 use plaza::plaza;
 
 fn steps(c: &mut Criterion) {
@@ -31,9 +34,20 @@ fn steps(c: &mut Criterion) {
             group.warm_up_time(std::time::Duration::from_millis(100));
             group.measurement_time(std::time::Duration::from_secs(8));
         }
-        for sweeps in [30usize, 60] {
+        // `Flow` beside `Seeds` (the default) where the preset's cost is judged: 10,000 agents
+        // at 30 sweeps (docs/steering.md, *Presets*).
+        let runs: &[(usize, Preset, &str)] = if agents == 10_000 {
+            &[
+                (30, Preset::Seeds, ""),
+                (30, Preset::Flow, "_flow"),
+                (60, Preset::Seeds, ""),
+            ]
+        } else {
+            &[(30, Preset::Seeds, ""), (60, Preset::Seeds, "")]
+        };
+        for &(sweeps, preset, suffix) in runs {
             // Five steps first, so local maps are warm and the crowd is under way.
-            let mut warm = plaza(agents, sweeps);
+            let mut warm = plaza(agents, sweeps, preset);
             pools[1].1.install(|| {
                 for _ in 0..5 {
                     warm.step();
@@ -42,7 +56,7 @@ fn steps(c: &mut Criterion) {
             let n = warm.agents().count() as u64;
             group.throughput(Throughput::Elements(n));
             for (threads, pool) in &pools {
-                let id = BenchmarkId::new(format!("{sweeps}_sweeps_{threads}t"), n);
+                let id = BenchmarkId::new(format!("{sweeps}_sweeps_{threads}t{suffix}"), n);
                 group.bench_function(id, |b| {
                     // Consecutive steps of one crowd, as a game runs them: each sample
                     // clones the warmed crowd, takes one untimed step, then times `iters`

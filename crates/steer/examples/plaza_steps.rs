@@ -43,7 +43,7 @@ fn main() {
         .num_threads(threads)
         .build()
         .expect("a thread pool");
-    let mut crowd = plaza::plaza(agents, sweeps);
+    let mut crowd = plaza::plaza(agents, sweeps, crowdfield_steer::Preset::Seeds);
     let live = crowd.agents().count();
     pool.install(|| {
         for _ in 0..5 {

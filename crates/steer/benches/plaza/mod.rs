@@ -2,15 +2,15 @@
 
 use crowdfield_field::Shape;
 use crowdfield_steer::{
-    AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings,
+    AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, LocalMapSettings, Preset,
 };
 use glam::DVec2;
 
 /// An open square of about four square metres per agent with nine pillars, half the agents
 /// heading east and half west on rows two metres apart, each with random `v` held for 5–20
-/// steps (ε = 0.5) and `sweeps` sweeps per step. Some rows clip at the edge, so a few fewer
-/// agents than asked may be placed.
-pub fn plaza(agents: usize, sweeps: usize) -> Crowd {
+/// steps (ε = 0.5) and `sweeps` sweeps per step, steered on `preset`. Some rows clip at the
+/// edge, so a few fewer agents than asked may be placed.
+pub fn plaza(agents: usize, sweeps: usize, preset: Preset) -> Crowd {
     let side = (agents as f64 * 4.0).sqrt().max(30.0);
     let pillars: Vec<Shape> = (0..9)
         .map(|k| Shape::Disc {
@@ -25,6 +25,7 @@ pub fn plaza(agents: usize, sweeps: usize) -> Crowd {
         min: DVec2::ZERO,
         max: DVec2::splat(side),
         global_cell_size: 1.0,
+        preset,
         ..Default::default()
     };
     let mut crowd = Crowd::new(settings, pillars).unwrap();
