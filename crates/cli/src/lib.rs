@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod flow;
+pub mod fuzz;
 pub mod measure;
 pub mod menge;
 mod metrics;

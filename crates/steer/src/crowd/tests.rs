@@ -1486,3 +1486,21 @@ fn a_new_goal_starts_progress_afresh() {
     assert_eq!(mark.revision, second_map);
     assert_eq!(agent.stalled, 0);
 }
+
+/// Agent ids are never given twice: once the last has been given, a spawn is refused with
+/// [`SteerError::TooManyAgents`] and nothing is added (docs/errors.md). Reaching it for real
+/// takes 2³² spawns; the counter is set just short of it.
+#[test]
+fn spawning_past_the_last_agent_id_is_refused() {
+    let mut crowd = Crowd::new(CrowdSettings::default(), Vec::new()).unwrap();
+    crowd.next_id = u32::MAX - 1;
+    let params = |x: f64| AgentParams {
+        position: DVec2::new(x, 5.0),
+        ..AgentParams::default()
+    };
+    assert_eq!(crowd.spawn(params(5.0)).unwrap(), AgentId(u32::MAX - 1));
+    let e = crowd.spawn(params(10.0)).unwrap_err();
+    assert!(matches!(e, SteerError::TooManyAgents), "{e:?}");
+    assert_eq!(e.to_string(), "no agent id left to give");
+    assert_eq!(crowd.agents().count(), 1);
+}
