@@ -138,7 +138,7 @@ pub enum ScenarioOrder {
 }
 
 /// A place where the headless runner measures the crowd, for fundamental diagrams and
-/// bottleneck flows (anchors §C.3, §C.5). The plugin spawns nothing for it.
+/// bottleneck flows (docs/runner.md, *Fundamental diagram and flow*). The plugin spawns nothing for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawMeasurement")]
 pub enum Measurement {

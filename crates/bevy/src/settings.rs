@@ -65,8 +65,9 @@ pub struct CrowdfieldSettings {
     /// that game systems ordered between [`CrowdfieldSystems::Sensing`],
     /// [`CrowdfieldSystems::Relaxation`] and [`CrowdfieldSystems::Decision`] see the crowd
     /// between them. Off by default: the three run together in the `Sensing` set, a job
-    /// of agents at a time while their local maps are in cache (same results, about 1.5× faster at
-    /// 10,000 agents), and the other two sets find nothing left to do.
+    /// of agents at a time while their local maps are in cache (same results, faster: the
+    /// figure is in docs/performance.md, *Measurements behind tuning constants*), and the other
+    /// two sets find nothing left to do.
     ///
     /// [`CrowdfieldSystems::Sensing`]: crate::CrowdfieldSystems::Sensing
     /// [`CrowdfieldSystems::Relaxation`]: crate::CrowdfieldSystems::Relaxation

@@ -1,4 +1,4 @@
-//! Side-by-side benchmark (issue 6): the same scenarios steered by crowdfield (through the real
+//! Side-by-side benchmark (docs/benchmarks.md): the same scenarios steered by crowdfield (through the real
 //! plugin), by ORCA (the `dodgy_2d` crate, RVO2's algorithm) and by a plain seek-the-gradient
 //! baseline, on the same thread pool; and by crowdfield's crowd once more, stepped by
 //! [`Crowd::step`] in the bench's own loop as ORCA and seek are ([`Steering::CrowdStep`]), so
@@ -1114,8 +1114,8 @@ pub struct SpeedRatio {
 /// For every scenario of `rows` with an ORCA row, in their order: ORCA's speed over
 /// crowdfield's through the plugin and over [`Steering::CrowdStep`]'s (`None` where that row is
 /// missing or either speed is zero or not finite; rounds with such a speed are left out of the
-/// range). Crowdfield meets the issue's speed goal in a scenario where the
-/// first is at most 1.
+/// range). Crowdfield meets its speed goal (ORCA's agent-steps per second or
+/// more, docs/benchmarks.md) in a scenario where the first is at most 1.
 pub fn speed_ratios(rows: &[BenchRow]) -> Vec<(String, Option<SpeedRatio>, Option<SpeedRatio>)> {
     let mut scenarios: Vec<(usize, &str)> = rows.iter().map(BenchRow::key).collect();
     scenarios.dedup();

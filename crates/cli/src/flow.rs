@@ -1,5 +1,5 @@
 //! The flow benchmark (`crowdfield flow`): how crowds walk where pedestrian experiments measure
-//! people (anchors §C.3), crowdfield beside ORCA in the same run.
+//! people (docs/runner.md, *Fundamental diagram and flow*), crowdfield beside ORCA in the same run.
 //!
 //! - **Bottlenecks** ([`bottleneck`]): a 10 m wide room packed at about two walkers per m²
 //!   empties through a door 0.8 to 2.4 m wide ([`BOTTLENECK_WIDTHS`]) in a 0.4 m wall. The

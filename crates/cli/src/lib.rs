@@ -8,8 +8,7 @@
 //! tests call [`run_scenario`] directly. Runs can be handed to PedPy for its own measurements
 //! ([`trajectories_pedpy`], [`geometry_wkt`]).
 //!
-//! Metrics follow the crowd-evaluation practice summarised in the project's research notes
-//! (SteerSuite-style counts): an overlap is a pair of agents whose discs intersect by more than
+//! Metrics follow SteerSuite's crowd-evaluation practice (docs/references.md cites SteerBench): an overlap is a pair of agents whose discs intersect by more than
 //! [`OVERLAP_TOLERANCE`], or an agent whose disc reaches into a static obstacle by more than it;
 //! the penetration depth is reported as its maximum over the run.
 

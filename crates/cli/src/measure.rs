@@ -1,6 +1,6 @@
 //! Measurements at the places a scenario names (`Scenario::measurements`): the fundamental
-//! diagram in a measurement area and the flow through a line (anchors §C.3 and §C.5, after the
-//! methods of Zhang and Seyfried that PedPy implements).
+//! diagram in a measurement area and the flow through a line (after the methods of Zhang and
+//! Seyfried that PedPy implements; docs/references.md cites them).
 //!
 //! **Area.** After every planner step, with `A` the walkable part of the area (static obstacles
 //! and the world outside its bounds taken out):

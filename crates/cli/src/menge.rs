@@ -1,4 +1,4 @@
-//! Menge scenes (anchors §C.2: a project names a scene file, `…S.xml`, and a behaviour file,
+//! Menge scenes (a Menge project names a scene file, `…S.xml`, and a behaviour file,
 //! `…B.xml`) converted into scenarios, so that Menge's examples run through `crowdfield run`
 //! and `bench`.
 //!

@@ -18,7 +18,7 @@ use crate::measure::{AreaReport, LineReport, Measurer, Observed};
 use crate::{RowState, Sample};
 
 /// SteerSuite's PLE effort rate per kilogram: e_s + e_w·|v|² with e_s = 2.23 J/(kg·s) and
-/// e_w = 1.26 J·s/(kg·m²) (anchors §C.1), for an agent of mass 1.
+/// e_w = 1.26 J·s/(kg·m²) (SteerSuite's values; docs/references.md), for an agent of mass 1.
 pub const PLE_STANDING: f64 = 2.23;
 /// See [`PLE_STANDING`].
 pub const PLE_WALKING: f64 = 1.26;

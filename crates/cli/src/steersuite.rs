@@ -1,4 +1,4 @@
-//! SteerSuite test cases (SteerBench XML, the `testcases/*.xml` of SteerSuite; anchors §C.1)
+//! SteerSuite test cases (SteerBench XML, the `testcases/*.xml` of SteerSuite; docs/references.md)
 //! converted into scenarios, so that its suite runs through `crowdfield run` and `bench`.
 //!
 //! SteerSuite's ground is the x–z plane with y up. Seen from above, x points right and z

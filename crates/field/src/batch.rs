@@ -100,22 +100,19 @@ pub struct FieldBatchF32 {
 
 /// Batches of at most this many loaded maps are swept two maps per vector in the time-skewed
 /// order where the CPU has AVX-512F and the maps are at most [`skewed::MAX_WIDTH`] cells wide.
-/// Kernels bench, `crowd_batch_f32_30_sweeps/maps` (30 sweeps of 15×15), against the
-/// lane-per-map kernel since its AVX-512 build carries values in registers: faster at 4 maps
-/// (5.4 against 7.6 µs), as fast at 6 (7.9 against 7.5), slower at 8 (10.6 against 7.6).
+/// Chosen with the kernels bench against the lane-per-map kernel, faster up to here and slower
+/// beyond (docs/performance.md, *Measurements behind tuning constants*).
 const SKEWED_MAX_LANES: usize = 6;
 
 /// [`FieldBatchF32::relax_whole`] takes at most this many maps straight into the time-skewed
-/// kernel (no lanes to read the maps from and write them back to) on CPUs with AVX-512F:
-/// `whole_maps` in the same bench against the lanes, 7.8 against 8.4 µs at 8 maps, 12.4
-/// against 17.1 at 12, 15.3 against 15.1 at 16, 23.7 against 19.1 at 24. A crowd sizes its
-/// jobs by it.
+/// kernel (no lanes to read the maps from and write them back to) on CPUs with AVX-512F: as
+/// fast as the lanes or faster up to here in the kernels bench's `whole_maps`, slower beyond
+/// (docs/performance.md, *Measurements behind tuning constants*). A crowd sizes its jobs by it.
 pub const SKEWED_MAX_MAPS: usize = 16;
 
 /// The same for CPUs with AVX2 but not AVX-512F, whose build of the kernel sweeps one map per
-/// 8-lane vector: forced on this machine (AVX-512), `whole_maps` gave 8.8 µs for 4 maps and
-/// 13.0 for 6 against 12.3 and 13.0 through the lanes (whose AVX2 build is a little slower
-/// than the AVX-512 one measured there).
+/// 8-lane vector: faster than the lanes up to here, as fast beyond, measured with that build
+/// forced (docs/performance.md, *Measurements behind tuning constants*).
 const SKEWED_MAX_MAPS_AVX2: usize = 4;
 
 /// Which kernel [`FieldBatchF32::relax_whole`] sweeps with.

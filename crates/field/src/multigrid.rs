@@ -34,9 +34,10 @@
 //! after each coarse correction. It runs in single precision: it only has to approximate the
 //! inverse, while the Krylov iteration around it runs in f64 and sets the attainable accuracy
 //! (the tests solve to residuals of 1e-13). Because rounding makes the preconditioner linear
-//! only approximately, CG uses the flexible (Polak–Ribière) β. Measured on a 256×256 room to
-//! residual 1e-6 (`cargo bench -p crowdfield_field --bench solvers`): a double-precision V-cycle
-//! took 10 iterations and 10.8 ms, the single-precision W-cycle takes 5 and 4.0 ms.
+//! only approximately, CG uses the flexible (Polak–Ribière) β. On a 256×256 room the
+//! single-precision W-cycle needs half the iterations of a double-precision V-cycle and under
+//! half its time (`cargo bench -p crowdfield_field --bench solvers`; the figures are in
+//! docs/performance.md, *Measurements behind tuning constants*).
 //!
 //! Stopping uses the same residual as [`crate::relax`](mod@crate::relax): the largest change a
 //! Jacobi update would make, `max |Σ w_k p_k − p_c|` (the rows above have unit diagonal). The
@@ -94,10 +95,9 @@ pub struct SolveReport {
 /// the work vectors, recycled between solves.
 ///
 /// A solve of a 256×256 map touches about 4 MB of work arrays, and fresh pages cost page
-/// faults (about a fifth of a solve in an early profile on the development machine). Every
-/// solve draws its vectors from a pool, so a single solve faults each page once; keeping the
-/// workspace between solves saves that too (benchmark: 4.00 ms with a fresh workspace, 3.95 ms
-/// with a kept one).
+/// faults. Every solve draws its vectors from a pool, so a single solve faults each page once;
+/// keeping the workspace between solves saves that too (docs/performance.md, *Measurements
+/// behind tuning constants*).
 #[derive(Debug, Default, Clone)]
 pub struct MultigridWorkspace {
     singles: Vec<Vec<f32>>,

@@ -82,7 +82,7 @@ impl Relaxation {
     }
 
     /// Lexicographic SOR with the optimal ω for Laplace's equation on an `n`-cell-wide square,
-    /// `2 / (1 + sin(π / n))` (digest anchors §D.3). A starting point for biased or irregular maps.
+    /// `2 / (1 + sin(π / n))` (the classical result for the model problem; docs/field.md). A starting point for biased or irregular maps.
     pub fn sor_for_size(n: usize) -> Self {
         let n = n.max(3) as f64;
         Self::sor(2.0 / (1.0 + (std::f64::consts::PI / n).sin()))

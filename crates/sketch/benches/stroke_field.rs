@@ -3,7 +3,7 @@
 //! single-threaded): a winding stroke of about 150 m, cut into sub-goals.
 //!
 //! - `walkable`: what a stroke needs before a walker near its start can set off — the chain,
-//!   the first segment and its joining field round the walker (the goal: ≤ 16 ms,
+//!   the first segment and its joining field round the walker (the goal: ≤ 16 ms,
 //!   "walkable in the frame it is finished"; the other segments follow within later frames'
 //!   budgets, [`StrokeField::advance`]);
 //! - `complete`: the chain and every segment;

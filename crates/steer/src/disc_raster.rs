@@ -48,10 +48,9 @@ const MAX_CELLS: usize = 1 << 24;
 
 /// Discs from which on a raster is counted by bands of rows in parallel, where the pool has
 /// more than one thread. Since the crowd wakes a pool thread as a shared step starts
-/// (`Crowd::wake_pool`), that thread is up by the time the rasters are counted: per-step medians
-/// summed over seven alternating runs of the bare crowd on two threads, 64 against 512 discs,
-/// gave the forest (500 discs) 865 → 901 k agent-steps/s and the circles (250) 972 → 1,019 k,
-/// the hallway (200) 1,042 → 1,048 k; on one thread the bands only cost (forest 537 → 518 k).
+/// (`Crowd::wake_pool`), that thread is up by the time the rasters are counted; on two threads
+/// bands from 64 discs made the crowds of 200–500 faster than from 512, on one thread they only
+/// cost (docs/performance.md, *Measurements behind tuning constants*).
 const PARALLEL_DISCS: usize = 64;
 
 /// Grid rows per band of parallel counting.

@@ -242,7 +242,7 @@ fn diagonal_v_against_the_flow_swings_to_the_wall_first() {
     );
 }
 
-/// Digest 001 T11 (seed 001 Fig. 5; issue 3 "η = 0.95 overshoot"): in a corridor with ε = 0.7,
+/// Digest 001 T11 (seed 001 Fig. 5, where η = 0.95 overshoots): in a corridor with ε = 0.7,
 /// v = (0.7, −0.7) and constant speed, the mean heading change per step on the approach (until
 /// the agent first draws level with the target) falls as η grows; η ≤ 0.75 reaches the target;
 /// η = 0.95 turns too late, misses it and runs into the end wall. At η = 0.99 the heading hardly

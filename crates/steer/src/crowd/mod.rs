@@ -141,10 +141,7 @@ pub use goals::{Goal, Guidance};
 /// a step run whole commits while it plans (see [`pipeline`]): the steps of such crowds are
 /// always shared between threads, so the other thread is awake when the commit starts. For smaller
 /// crowds, whose steps may run on the stepping thread alone while the other sleeps, waking it cost
-/// more than the count saved: counting ahead for every crowd (in a first form that handed agents
-/// over one by one), `crossing` (24 walkers) ran 18 % and the bottleneck (40) 5 % slower, the
-/// hallway (200) 4 % and the circles (250) 12 % faster (`scripts/compare_builds.py`, two threads,
-/// four rounds).
+/// more than the count saved (docs/performance.md, *Measurements behind tuning constants*).
 const AHEAD_PLANNERS: usize = jobs::TUNED_PLANNERS;
 
 /// How far (m) a disc may reach into another disc or into an obstacle and still count as
@@ -837,14 +834,13 @@ impl Crowd {
     ///
     /// For steps taken back to back (headless runs and experiments). A pool thread idle for
     /// more than a few tens of microseconds goes to sleep, and waking it takes about as long
-    /// again (20–60 µs on the project's 2-vCPU VM, docs/performance.md), while the serial part
-    /// of a step (the commit, the caller's work between steps, the snapshot and rasters of the
-    /// next) lasts about that long, so every parallel part starts with one thread. With 1 ms,
-    /// crowds of 24 to 500 agents stepped back to back on two threads made 4–12 % more
-    /// agent-steps a second
-    /// (docs/performance.md, *Two threads*). In a game, whose steps are far apart, it only costs:
-    /// up to `spin` of a core's time per kept thread and step. On that VM it also slowed other
-    /// parallel work run in the same process afterwards (the same section).
+    /// again, while the serial part of a step (the commit, the caller's work between steps, the
+    /// snapshot and rasters of the next) lasts about that long, so every parallel part starts
+    /// with one thread; a spin of 1 ms made crowds stepped back to back faster
+    /// (docs/performance.md, *Measurements behind tuning constants* and *Two threads*). In a
+    /// game, whose steps are far apart, it only costs: up to `spin` of a core's time per kept
+    /// thread and step. It can also slow other parallel work run in the same process afterwards
+    /// (*Two threads*).
     pub fn set_worker_spin(&mut self, spin: Duration) {
         self.warm.spin = spin;
     }
@@ -1674,10 +1670,8 @@ struct KeyCount {
 /// A step's disc raster is counted for a key only where at least this share of the planning
 /// agents (one in `DISC_RASTER_SHARE`) have it: counting every disc of the crowd for a handful of
 /// agents costs more than their stamping their neighbours one by one, which stamps the same
-/// cells. In copies of the forest's trunks (docs/performance.md, *Rasters of discs and
-/// statics*), 200 walkers of one radius and 40 of 40 other radii stepped 230–255 k
-/// agent-steps/s when the first 32 keys in id order each got a disc raster, 400–450 k now; 120
-/// walkers of 120 radii 167–170 k, now 261–272 k.
+/// cells; crowds of many radii stepped far faster with this rule than with a raster for the
+/// first keys in id order (docs/performance.md, *Measurements behind tuning constants*).
 const DISC_RASTER_SHARE: usize = 32;
 
 /// The raster keys of `agents`, the most shared first (ties in order of first appearance), so

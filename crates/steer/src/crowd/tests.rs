@@ -990,7 +990,7 @@ fn same_way_neighbours_are_left_out_alike_from_rasters_and_one_by_one() {
     assert!(fewer * 4 > planned, "{fewer} of {planned}");
 }
 
-/// Issue 3 allows f32 local maps where a test shows the decisions f64 makes: at every
+/// f32 local maps are allowed where a test shows they give the decisions f64 makes: at every
 /// other step of two busy plazas (pillars; long walls with gaps, whose lee goes flat), each
 /// planning agent's stamped map is relaxed by `FieldBatch` (f64) and by `FieldBatchF32`
 /// (f32 on the complement), and the heading and speed decided from each are compared.
@@ -1062,7 +1062,7 @@ fn f32_complement_sweeps_make_the_f64_decisions() {
     );
 }
 
-/// How many warm-started sweeps give the decisions of 30 sweeps from a cold start (issue 3):
+/// How many warm-started sweeps give the decisions of 30 sweeps from a cold start (docs/performance.md, *Fewer sweeps*):
 /// at several steps of a busy plaza, every planning agent's stamped local map is relaxed
 /// (a) cold: free cells reset to the initial value, 30 sweeps, and (b) warm: as carried
 /// from the previous step, k sweeps; the headings chosen from both are compared.
