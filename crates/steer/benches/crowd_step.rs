@@ -8,13 +8,11 @@
 //! default preset; at 10,000 agents and 30 sweeps `…_<threads>t_flow/<live>` steps the same
 //! plaza on `Preset::Flow`.
 
-mod plaza;
-
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use crowdfield_fixtures::plaza;
 use crowdfield_steer::Preset;
-use plaza::plaza;
 
 fn steps(c: &mut Criterion) {
     let pools: Vec<(usize, rayon::ThreadPool)> = [1usize, 2]

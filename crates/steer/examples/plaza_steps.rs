@@ -1,4 +1,4 @@
-//! Steps the benchmark plaza (`benches/plaza`) and prints agent-steps per second and a checksum
+//! Steps the benchmark plaza (`crowdfield_fixtures::plaza`) and prints agent-steps per second and a checksum
 //! of every agent's position, for profiling and for checking that a speed change leaves the
 //! trajectories bit for bit as they were.
 //!
@@ -13,9 +13,6 @@
 //! count and with or without AVX2 or AVX-512 (no fused multiply–add anywhere); compare
 //! checksums from one machine, since the behaviours' sines and cosines come from the system's
 //! maths library.
-
-#[path = "../benches/plaza/mod.rs"]
-mod plaza;
 
 use std::time::Instant;
 
@@ -43,7 +40,7 @@ fn main() {
         .num_threads(threads)
         .build()
         .expect("a thread pool");
-    let mut crowd = plaza::plaza(agents, sweeps, crowdfield_steer::Preset::Seeds);
+    let mut crowd = crowdfield_fixtures::plaza(agents, sweeps, crowdfield_steer::Preset::Seeds);
     let live = crowd.agents().count();
     pool.install(|| {
         for _ in 0..5 {

@@ -2,58 +2,11 @@
 // Each test crate uses some of them.
 #![allow(dead_code)]
 
-use crowdfield_field::Shape;
-use crowdfield_steer::{AgentId, AgentParams, AgentState, CONTACT_TOLERANCE, Crowd, CrowdSettings};
+use crowdfield_steer::{AgentId, AgentState, Crowd};
 use glam::DVec2;
 
-/// A world of `size` metres with `statics`.
-pub fn world(size: DVec2, statics: Vec<Shape>) -> Crowd {
-    Crowd::new(
-        CrowdSettings {
-            min: DVec2::ZERO,
-            max: size,
-            global_cell_size: 0.25,
-            global_inflation: 0.2,
-            ..CrowdSettings::default()
-        },
-        statics,
-    )
-    .unwrap()
-}
-
-/// Spawns standing walkers of radius 0.25 at `points`.
-pub fn spawn_at(crowd: &mut Crowd, points: &[DVec2]) -> Vec<AgentId> {
-    points
-        .iter()
-        .map(|p| {
-            crowd
-                .spawn(AgentParams {
-                    position: *p,
-                    ..AgentParams::default()
-                })
-                .unwrap()
-        })
-        .collect()
-}
-
-/// The deepest overlap (metres) between two agents, or an agent and a static shape, beyond the
-/// contact tolerance; 0 when none overlap.
-pub fn deepest_overlap(crowd: &Crowd) -> f64 {
-    let agents: Vec<(DVec2, f64)> = crowd
-        .agents()
-        .map(|(_, a)| (a.position(), a.params().radius))
-        .collect();
-    let mut worst: f64 = 0.0;
-    for (i, (p, r)) in agents.iter().enumerate() {
-        for (q, s) in &agents[..i] {
-            worst = worst.max(r + s - (*p - *q).length() - CONTACT_TOLERANCE);
-        }
-        for shape in crowd.statics() {
-            worst = worst.max(r - shape.distance(*p).unwrap() - CONTACT_TOLERANCE);
-        }
-    }
-    worst.max(0.0)
-}
+#[allow(unused_imports)]
+pub use crowdfield_fixtures::{deepest_overlap, spawn_at, world};
 
 /// Steps the crowd until every agent of `ids` has arrived or `max` steps have run; returns
 /// each agent's trajectory (its position after every step, the start first) and the steps run.
