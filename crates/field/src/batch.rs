@@ -1,5 +1,5 @@
 //! Lexicographic Gauss–Seidel on several small maps at once, one map per SIMD lane (digest 000
-//! Eq. 5.1 in the world convention of [`crate::bias`]; DESIGN "Performance").
+//! Eq. 5.1 in the world convention of [`crate::bias`]; docs/performance.md, *Field kernels*).
 //!
 //! An agent's local map is small (15×15 by default) and must be relaxed in the seeds'
 //! lexicographic order: partial relaxation with another smoother changes trajectories. That

@@ -1,5 +1,5 @@
 //! Lexicographic Gauss–Seidel on one or two small maps per vector, in a time-skewed order
-//! (digest 000 Eq. 5.1, the update [`crate::relax()`] makes; DESIGN "Performance").
+//! (digest 000 Eq. 5.1, the update [`crate::relax()`] makes; docs/performance.md, *Field kernels*).
 //!
 //! [`crate::FieldBatchF32`] puts one map in each SIMD lane, which leaves most lanes idle when a
 //! crowd has only a few agents: a batch of two maps sweeps a whole 8-lane vector, and each

@@ -1,8 +1,8 @@
 //! # crowdfield_group
 //!
 //! Groups in formation on moving BVP group maps (seed 004 chapters 5–6; the specification is
-//! digest 004 §5, §6, §11 and §12 in `shared/research/seed-004-group-formations.md` beside the
-//! repository). Plain Rust over the field and steering cores; no Bevy.
+//! digest 004 §5, §6, §11 and §12, which docs/references.md maps to the seed's sections; the
+//! method and the choices are in docs/groups.md). Plain Rust over the field and steering cores; no Bevy.
 //!
 //! A group is a set of the crowd's agents that decide their steps together. Its members stay
 //! agents of the [`Crowd`](crowdfield_steer::Crowd) (one spatial index, one collision guard,

@@ -168,7 +168,7 @@ pub enum PersonalSpace {
     Shared,
 }
 
-/// How surrounding pursuers keep to their own ground (digest 002 §6, gap G17).
+/// How surrounding pursuers keep to their own ground (seed 002 §5.1; digest 002 G17).
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "reflect", derive(bevy_reflect::Reflect))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -2,9 +2,8 @@
 //!
 //! Walkable space as markers (seed 002, space colonisation; seed 003, BioCrowds with typed
 //! markers): points scattered over the ground that agents of the marker back end compete for.
-//! The specification is `shared/research/seed-002-space-colonization-groups.md` §0, §3 A1 and
-//! §4 (marker sets, spray and erase) and `shared/research/seed-003-terrain-reasoning.md` §2.2
-//! (painted terrain), beside the repository. Plain Rust over the field and steering cores; no
+//! The specification is digest 002 §0, A1 and §4 (marker sets, spray and erase) and digest 003
+//! §2.2 (painted terrain); docs/references.md says what those labels cover. Plain Rust over the field and steering cores; no
 //! Bevy.
 //!
 //! This crate holds the marker sets and painted terrain, the tree paths of seed 002 (space
@@ -14,8 +13,7 @@
 //! planner's brushes (`crowdfield_sketch::brush`) edit the markers. The method, the choices
 //! where the seed is silent and the measured tests are in `docs/markers.md`.
 //!
-//! It also holds seed 003's terrain reasoning (`shared/research/seed-003-terrain-reasoning.md`
-//! beside the repository): typed markers from an area-equalised terrain mesh ([`mesh`]),
+//! It also holds seed 003's terrain reasoning (docs/terrain.md): typed markers from an area-equalised terrain mesh ([`mesh`]),
 //! BioCrowds motion (Eqs. 4.1–4.4, [`biocrowds`]) and its back end ([`BioCrowd`]: straight,
 //! A* routes over the terrain graph, the indoor routine of a [`House`]), and painted terrain
 //! for the BVP back end ([`bvp`]); `docs/terrain.md` has the choices and the measured tests.

@@ -337,7 +337,7 @@ fn walk_measures(generation: crowdfield_markers::Generation) -> (f64, f64, f64) 
 }
 
 /// M3: walks on dart-thrown and on jittered-grid markers differ by at most 10 % in mean speed,
-/// mean absolute angular velocity and turning per metre (digest 002 §2.13 and A1: at 60 per m² the
+/// mean absolute angular velocity and turning per metre (digest 002 M3, seed 002 §6.1: at 60 per m² the
 /// two were indistinguishable).
 #[test]
 fn m3_dart_and_grid_markers_give_the_same_walks() {

@@ -1,6 +1,5 @@
 //! Mode B: a stroke turned into a field whose descent follows it (digest 004 §4.2, seed 004
-//! Section 5.1; the digest is `shared/research/seed-004-group-formations.md` beside the
-//! repository).
+//! Section 5.1; docs/sketch.md states it in full).
 //!
 //! The stroke is sampled into an ordered chain of cells C = q_1 … q_|C|. The **tube** u is every
 //! cell closer than ζ_w to a cell of C, ω the cells off it, and three constants

@@ -1,8 +1,8 @@
 //! # crowdfield_sketch
 //!
 //! The sketch planner of seed 004 chapter 5: what the user draws steers walkers and groups (the
-//! specification is digest 004 §4, §5.1, §10 and §12 tests 8–10 in
-//! `shared/research/seed-004-group-formations.md` beside the repository). Plain Rust over the
+//! specification is digest 004 §4, §5.1, §10 and §12 tests 8–10, which docs/references.md
+//! maps to the seed's sections; docs/sketch.md states the method and the choices). Plain Rust over the
 //! field, steering and group cores; no Bevy.
 //!
 //! - **Mode A** (digest 004 §4.1): points along a stroke as successive intermediate goals,

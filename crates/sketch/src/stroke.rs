@@ -1,6 +1,6 @@
 //! Strokes: what the user draws, as ordered world points with the time each was drawn (digest
 //! 004 §4: "the only drawn things are curves, which the system samples into ordered point
-//! lists"; the digest is `shared/research/seed-004-group-formations.md` beside the repository).
+//! lists").
 //!
 //! A stroke is captured point by point from the pointer ([`Stroke::push`]), then simplified
 //! (Ramer–Douglas–Peucker, [`Stroke::simplified`]) and resampled at equal arc length

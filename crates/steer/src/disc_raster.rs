@@ -1,6 +1,6 @@
 //! Other agents' discs, grown by one radius, rasterised once per step on the world lattice the
-//! local maps are aligned to (seed 000 §3.2: agents stamped as discs of the summed radii; DESIGN
-//! "Performance").
+//! local maps are aligned to (seed 000 §3.2: agents stamped as discs of the summed radii; docs/performance.md,
+//! *Rasters of discs and statics*).
 //!
 //! A local map's cell k covers `[k·c, (k + 1)·c)` of the lattice of its cell size c, and a disc
 //! stamped into it covers the cells whose centres lie within the summed radii of the disc's

@@ -1,4 +1,4 @@
-//! The per-agent local map (seed 000 §3.2, seed 001 A2; DESIGN "Agent steering").
+//! The per-agent local map (seed 000 §3.2, seed 001 A2; docs/steering.md).
 //!
 //! An odd `side × side` window of cells of its own size, centred on the agent's cell of a world
 //! lattice (cell k covers `[k·c, (k + 1)·c)`), so that the window moves by whole cells and the

@@ -1,5 +1,5 @@
 //! Static obstacles rasterised once per (local cell size, agent radius) on the world lattice
-//! that local maps are aligned to (seed 000 §3.2; DESIGN "Performance").
+//! that local maps are aligned to (seed 000 §3.2; docs/performance.md, *Rasters of discs and statics*).
 //!
 //! A local map's cell k covers `[k·c, (k + 1)·c)` of the world lattice of its cell size c, so a
 //! static shape grown by an agent's radius covers the same lattice cells whichever agent's

@@ -1,5 +1,5 @@
-//! The next step's disc rasters, counted while this step's moves are committed (DESIGN
-//! "Performance"; seed 000 §3.2 stamps other agents as discs of the summed radii).
+//! The next step's disc rasters, counted while this step's moves are committed (docs/performance.md,
+//! *Counting the next step's discs during the commit*; seed 000 §3.2 stamps other agents as discs of the summed radii).
 //!
 //! The commit walks the agents in id order, one at a time, and once it has passed an agent
 //! that agent's position and radius are final for the step. Another pool thread takes the

@@ -1,5 +1,5 @@
-//! A whole step with the commit running alongside the planning (DESIGN "Performance"; the
-//! commit itself is seed 000 §3.3's move through the collision guard, in id order).
+//! A whole step with the commit running alongside the planning (docs/performance.md,
+//! *Committing while planning*; the commit itself is seed 000 §3.3's move through the collision guard, in id order).
 //!
 //! A step run whole ([`Crowd::step`](super::Crowd::step), or `advance_to(Motion)` from its
 //! start) has nobody looking between its decision and its motion, so the commit need not wait
