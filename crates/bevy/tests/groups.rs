@@ -236,6 +236,48 @@ fn a_member_despawned_mid_order_is_lost_and_the_rest_arrive() {
     );
 }
 
+/// A group following a leader who is despawned mid-order holds where it is (the order stays
+/// until the game gives another) and nothing panics; a new order sets it walking again.
+#[test]
+fn a_group_whose_leader_is_despawned_holds_until_given_another_order() {
+    let mut app = group_app(40.0, 20.0);
+    let leader = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            Transform::from_xyz(10.0, 10.0, 0.0),
+            AgentGoals::point(Vec2::new(36.0, 10.0)),
+        ))
+        .id();
+    let (group, _) = spawn_group(
+        &mut app,
+        Vec2::new(3.0, 8.0),
+        4,
+        CrowdGroup::default(),
+        GroupOrder::Follow {
+            leader,
+            distance: 2.0,
+        },
+    );
+    run_until(&mut app, 20, |_| false);
+    let anchor = |app: &App| app.world().get::<GroupStatus>(group).unwrap().anchor;
+    assert!(anchor(&app).x > 4.5, "it followed: {}", anchor(&app));
+    app.world_mut().despawn(leader);
+    run_until(&mut app, 15, |_| false);
+    let held = anchor(&app);
+    run_until(&mut app, 10, |_| false);
+    assert!(
+        anchor(&app).distance(held) < 1e-3,
+        "{held} then {}",
+        anchor(&app)
+    );
+    assert!(group_seen(&app).rejected.is_empty());
+    *app.world_mut().get_mut::<GroupOrder>(group).unwrap() =
+        GroupOrder::MoveTo(Vec2::new(4.0, 4.0));
+    let steps = run_until(&mut app, 600, |app| !group_seen(app).arrived.is_empty());
+    assert!(steps < 600, "walked again and arrived");
+}
+
 #[test]
 fn a_despawned_group_hands_its_members_back_to_their_own_maps() {
     let mut app = group_app(40.0, 20.0);

@@ -173,6 +173,48 @@ fn bad_orders_get_a_message_and_the_agent_stands() {
     );
 }
 
+/// A pursuit whose target is despawned mid-order: the pursuer walks out the tree it had grown
+/// towards where the target was last seen and then, with nothing left to aim at, stands (its order stays until the
+/// game gives another; no message, since the order itself was good); nothing panics. Given a
+/// new order it walks again.
+#[test]
+fn a_pursuer_whose_target_is_despawned_stops_until_given_another_order() {
+    let mut app = marker_app();
+    let target = walker(&mut app, Vec2::new(4.0, 4.0), Vec2::new(26.0, 16.0), false);
+    let pursuer = app
+        .world_mut()
+        .spawn((
+            CrowdAgent,
+            MarkerSteering::Pursue(target),
+            Transform::from_xyz(4.0, 16.0, 0.0),
+        ))
+        .id();
+    run_until(&mut app, 15, |_| false);
+    let before = planned(&app, pursuer);
+    assert!(
+        before.distance(Vec2::new(4.0, 16.0)) > 0.5,
+        "it pursued: {before}"
+    );
+    let last_seen = planned(&app, target);
+    app.world_mut().despawn(target);
+    run_until(&mut app, 60, |_| false);
+    assert!(app.world().resource::<Refused>().0.is_empty());
+    let stood = planned(&app, pursuer);
+    run_until(&mut app, 10, |_| false);
+    assert_eq!(planned(&app, pursuer), stood, "it stands");
+    // Where the target was last seen (0.3 m from it when this was written).
+    assert!(
+        stood.distance(last_seen) < 1.5,
+        "{stood} against {last_seen}"
+    );
+    app.world_mut().entity_mut(pursuer).insert((
+        AgentGoals::point(Vec2::new(26.0, 4.0)),
+        MarkerSteering::Goals,
+    ));
+    let steps = run_until(&mut app, 400, |app| seen(app).arrived.contains(&pursuer));
+    assert!(steps < 400, "walked again and arrived");
+}
+
 /// Marker walkers among the deadend scenario's crowd of BVP walkers, in its hall: they walk
 /// to their goals beside them and arrive.
 #[test]

@@ -131,6 +131,32 @@ fn a_walker_through_waypoints_reaches_each_and_arrives_at_the_end() {
     assert!(planned(&app, w).distance(Vec2::new(32.0, 25.0)) < 1.5);
 }
 
+/// A walker despawned while it follows a drawn path: its route is forgotten and the route's
+/// goals are removed from the crowd (nothing else held them), with no panic.
+#[test]
+fn a_walker_despawned_on_its_path_frees_the_routes_goals() {
+    let mut app = path_app(40.0, 30.0);
+    run_until(&mut app, 2, |_| false);
+    let before = goal_count(&app);
+    let w = walker(&mut app, Vec2::new(5.0, 6.0));
+    app.world_mut()
+        .entity_mut(w)
+        .insert(AgentPath::Waypoints(l_path()));
+    run_until(&mut app, 10, |_| false);
+    assert!(goal_count(&app) > before, "the route's waypoints are goals");
+    app.world_mut().despawn(w);
+    run_until(&mut app, 5, |_| false);
+    assert_eq!(goal_count(&app), before);
+    assert_eq!(
+        app.world()
+            .resource::<PathWorld>()
+            .routes()
+            .routes()
+            .count(),
+        0
+    );
+}
+
 #[test]
 fn new_goals_take_a_walker_off_its_path_and_a_removed_path_sends_it_back_to_its_goals() {
     let mut app = path_app(40.0, 30.0);

@@ -328,6 +328,40 @@ fn a_game_that_owns_motion_gets_desired_velocities_and_keeps_its_transform() {
     assert!((p - Vec2::new(3.0, 3.0)).length() < 0.5, "{p}");
 }
 
+/// A walker the game despawns mid-walk leaves the crowd at the next planner step, the others
+/// walk on and arrive, and nothing panics.
+#[test]
+fn a_walker_despawned_mid_walk_leaves_the_crowd_and_the_others_arrive() {
+    let mut app = app(30.0, 10.0);
+    let walkers: Vec<Entity> = (0..3)
+        .map(|k| {
+            app.world_mut()
+                .spawn((
+                    CrowdAgent,
+                    Transform::from_xyz(2.0, 2.5 + 2.5 * k as f32, 0.0),
+                    AgentGoals::point(Vec2::new(27.0, 2.5 + 2.5 * k as f32)),
+                ))
+                .id()
+        })
+        .collect();
+    run_until(&mut app, 10, |_| false);
+    let count = |app: &App| {
+        app.world()
+            .resource::<CrowdWorld>()
+            .crowd()
+            .unwrap()
+            .agents()
+            .count()
+    };
+    assert_eq!(count(&app), 3);
+    app.world_mut().despawn(walkers[1]);
+    run_until(&mut app, 2, |_| false);
+    assert_eq!(count(&app), 2);
+    let steps = run_until(&mut app, 300, |app| seen(app).arrived.len() == 2);
+    assert!(steps < 300, "the others arrived");
+    assert!(!seen(&app).arrived.contains(&walkers[1]));
+}
+
 #[test]
 fn bad_agents_are_reported_and_never_panic() {
     let mut app = app(20.0, 10.0);
