@@ -6,7 +6,7 @@
 #   scripts/soak.sh                                  10^7 agent-steps
 #   CROWDFIELD_SOAK_AGENT_STEPS=50000000 scripts/soak.sh
 #
-# Every test run (and CI) runs the short soak of 2·10^5 agent-steps in the test profile.
+# Every test run (and CI) runs the short soak (about 4.8·10^5 agent-steps) in the test profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 time cargo test --release -p crowdfield_cli --test soak -- --ignored --nocapture

@@ -12,9 +12,12 @@
 //! removing the walkers and the goal leaves the heap where the previous cycles left it (a
 //! counting allocator measures the live bytes).
 //!
-//! `a_short_soak_keeps_every_invariant` runs in every test run (2·10⁵ agent-steps);
+//! Every scenario is soaked for at least 300 planner steps and its share of the agent-steps,
+//! in proportion to the agents it places. `a_short_soak_keeps_every_invariant` runs in every
+//! test run (a budget of 2·10⁵ agent-steps: about 4.8·10⁵ with the 300 steps of each);
 //! `soak_ten_million_agent_steps` is ignored by default: `scripts/soak.sh` runs it in release
-//! (README, *Soak*, gives its last figures). `CROWDFIELD_SOAK_AGENT_STEPS` sets its budget.
+//! (README, *Errors, fuzzing, soak and determinism*, gives its last figures).
+//! `CROWDFIELD_SOAK_AGENT_STEPS` sets its budget.
 // The counting allocator implements `GlobalAlloc`, an unsafe trait.
 #![allow(unsafe_code)]
 
@@ -102,7 +105,7 @@ fn shipped(large: bool) -> Vec<Scenario> {
             large || s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>() <= 600
         })
         .collect();
-    scenarios.sort_by_key(|s| s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>());
+    scenarios.sort_by_key(population);
     scenarios
 }
 
@@ -215,7 +218,8 @@ fn soak_scenario(scenario: &Scenario, budget: u64, seed: u64, totals: &mut Total
     let mut added: Vec<ObstacleId> = Vec::new();
     let mut extra: Option<GoalId> = None;
     let mut spent = 0u64;
-    while spent < budget {
+    let steps_before = totals.steps;
+    while spent < budget || totals.steps - steps_before < MIN_STEPS {
         let report = crowd.step();
         let live = crowd.agents().count() as u64;
         spent += live;
@@ -243,9 +247,11 @@ fn soak_scenario(scenario: &Scenario, budget: u64, seed: u64, totals: &mut Total
                 crowd.remove_obstacle(added.swap_remove(k)).unwrap();
                 totals.obstacle_edits += 1;
             }
-            // Walkers spawned to the scenario's goals (or the extra one), up to its population.
+            // Walkers spawned to the scenario's goals (or the extra one), back up towards its
+            // population (a tenth of it at most, and at least a few, at a time).
             2 | 3 if crowd.agents().count() < population => {
-                for _ in 0..rng.random_range(1..6) {
+                let short = population - crowd.agents().count();
+                for _ in 0..short.min(population / 10 + 5) {
                     let Some(p) = free_place(&crowd, &added, &mut rng, template.radius, 0.05)
                     else {
                         continue;
@@ -314,15 +320,32 @@ fn soak_scenario(scenario: &Scenario, budget: u64, seed: u64, totals: &mut Total
             },
         }
     }
+    println!(
+        "{name}: {spent} agent-steps in {} steps, {} agents at the end",
+        totals.steps - steps_before,
+        crowd.agents().count()
+    );
 }
 
-/// Soaks every shipped scenario for its share of `budget` agent-steps.
+/// Planner steps every scenario is soaked for at least, whatever its share of agent-steps
+/// (thirty rounds of edits).
+const MIN_STEPS: u64 = 300;
+
+/// How many agents `s` places.
+fn population(s: &Scenario) -> usize {
+    s.agents.len() + s.regions.iter().map(|r| r.count).sum::<usize>()
+}
+
+/// Soaks every shipped scenario for at least [`MIN_STEPS`] steps and its share of `budget`
+/// agent-steps, shared in proportion to the agents it places (a crowd of thousands takes most;
+/// two walkers in a corridor their few hundred steps).
 fn soak(budget: u64, large: bool) -> Totals {
     let scenarios = shipped(large);
     assert!(scenarios.len() >= 8, "{} scenarios", scenarios.len());
-    let share = budget / scenarios.len() as u64;
+    let everyone: usize = scenarios.iter().map(population).sum();
     let mut totals = Totals::default();
     for (k, s) in scenarios.iter().enumerate() {
+        let share = budget * population(s) as u64 / everyone as u64;
         soak_scenario(s, share, 1 + k as u64, &mut totals);
     }
     totals

@@ -167,7 +167,9 @@ impl MultigridSolver {
     }
 
     /// Solves `field` in place to the given residual. Errors when the field has no goal (every
-    /// free cell would simply tend to 1).
+    /// free cell would simply tend to 1) or the tolerance is NaN. A tolerance of zero or below
+    /// solves as far as the iteration goes: it stops at the iteration's breakdown (nothing left
+    /// to reduce) with the last iterate, never with values that are not finite.
     pub fn solve(
         &self,
         field: &mut Field<f64>,
@@ -187,6 +189,12 @@ impl MultigridSolver {
     ) -> Result<SolveReport, FieldError> {
         if !field.has_goal() {
             return Err(FieldError::NoGoal);
+        }
+        if tolerance.is_nan() {
+            return Err(FieldError::NonFinite {
+                what: "tolerance",
+                value: tolerance,
+            });
         }
         let ws = workspace;
         let hierarchy = Hierarchy::build(field, bias, self.coarsest_unknowns.max(1), ws);
@@ -269,6 +277,9 @@ impl MultigridSolver {
                 return (iteration, fine.residual(x, r));
             }
             let alpha = rz / pq;
+            if !alpha.is_finite() {
+                return (iteration, fine.residual(x, r));
+            }
             if iteration % 8 == 0 {
                 // Recompute the true residual now and then against rounding drift.
                 axpy(alpha, p, x);
@@ -344,7 +355,12 @@ impl MultigridSolver {
             }
             h.precondition(cycle, p, y, scratch);
             fine.apply(y, v);
+            // Breakdown (r̂ ⟂ v, as when the residual has fallen to rounding with nothing
+            // left to reduce): stop with the iterate as it is rather than divide by zero.
             alpha = rho / dot(r_hat, v);
+            if !alpha.is_finite() {
+                return (iteration, fine.residual(x, r));
+            }
             axpy(alpha, y, x);
             worst = axpy_max(-alpha, v, r);
             if worst <= tolerance {
@@ -357,6 +373,9 @@ impl MultigridSolver {
             fine.apply(z, t);
             let tt = dot(t, t);
             omega = if tt > 0.0 { dot(t, r) / tt } else { 0.0 };
+            if !omega.is_finite() {
+                return (iteration, fine.residual(x, r));
+            }
             axpy(omega, z, x);
             worst = axpy_max(-omega, t, r);
             if worst <= tolerance {
@@ -1131,6 +1150,39 @@ mod tests {
                 assert_eq!(fresh.potentials(), kept.potentials());
             }
         }
+    }
+
+    /// Found by the field fuzz target: with a tolerance of zero (or NaN, or negative) BiCGStab
+    /// went on past the point where its residual had nothing left to reduce, divided by zero
+    /// and filled the map with NaN, reported as converged at residual 0. It now stops at the
+    /// breakdown with the last iterate; a NaN tolerance is refused.
+    #[test]
+    fn a_zero_tolerance_stops_at_the_breakdown_with_finite_values() {
+        let mut f = Field::new(GridGeometry::new(DVec2::ZERO, 1.0, 33, 32).unwrap(), 1.0);
+        f.set_goal(20, 16).unwrap();
+        f.set_fixed(1, 3, 0.4).unwrap();
+        for bias in [
+            Bias::HARMONIC,
+            Bias::new(-0.59, DVec2::new(-0.666, 0.746)).unwrap(),
+        ] {
+            for tolerance in [0.0, -1.0] {
+                let mut g = f.clone();
+                let report = MultigridSolver::new()
+                    .solve(&mut g, &bias, tolerance)
+                    .unwrap();
+                assert!(
+                    g.potentials()
+                        .iter()
+                        .all(|p| p.is_finite() && (0.0..=1.0 + 1e-9).contains(p)),
+                    "{bias:?} {tolerance}: {report:?}"
+                );
+                assert!(report.residual < 1e-12, "{report:?}");
+            }
+        }
+        assert!(matches!(
+            MultigridSolver::new().solve(&mut f, &Bias::HARMONIC, f64::NAN),
+            Err(FieldError::NonFinite { .. })
+        ));
     }
 
     #[test]
