@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../fuzz"
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(scenario steersuite menge field crowd)
+  targets=(scenario steersuite menge field crowd sketch markers)
 fi
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target" "seeds/$target" "regressions/$target"

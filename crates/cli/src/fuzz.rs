@@ -13,6 +13,8 @@
 //! | [`menge`] | a Menge scene and behaviour, split at the first NUL byte | as SteerSuite |
 //! | [`field`] | a grid, obstacles, goals, fixed cells, a bias and a solver | potentials finite; within the fixed and starting values' range after Gauss–Seidel sweeps (ω ≤ 1) and after a solve converged to a residual of 10⁻⁹; descent finite |
 //! | [`crowd`] | a world and up to 48 operations: spawns, goals, obstacles, removals, moves, groups and their orders, planner steps | every agent's position finite after every step |
+//! | [`sketch`] | a drawn stroke (any points and times) followed by walkers or a group (Mode B, either joining), walked as waypoints (Mode A), made a formation, or edited in a sketch; planner steps | as the crowd |
+//! | [`markers`] | a marker set generated, sprayed and erased; marker orders of every kind for the walkers; the back end driving them | as the crowd |
 //!
 //! How to run them, and for how long they ran clean: README, *Fuzzing*.
 
@@ -22,10 +24,16 @@ use bevy_crowdfield::field::{
     Bias, Coverage, Field, GridGeometry, MultigridSolver, Relaxation, Shape, SweepOrder, Tolerance,
     rasterise_goal, rasterise_obstacle, relax, relax_until,
 };
-use bevy_crowdfield::groups::{Formation, GroupSettings, Groups, Template};
+use bevy_crowdfield::groups::{Formation, GroupSettings, Groups, Resampling, Template};
+use bevy_crowdfield::markers::{Generation, MarkerCrowd, MarkerSet, MarkerSettings, Order};
+use bevy_crowdfield::sketch::Stroke;
+use bevy_crowdfield::sketch::{
+    Joining, Routes, Sketch, StrokeFieldSettings, StrokeKind, WaypointSettings,
+    formation_from_stroke,
+};
 use bevy_crowdfield::steer::{
     AgentId, AgentParams, Behaviour, BehaviourSlots, Crowd, CrowdSettings, Frame, GoalId,
-    LocalMapSettings, ObstacleId, Preset,
+    LocalMapSettings, ObstacleId, Preset, Steering,
 };
 use glam::DVec2;
 
@@ -434,6 +442,217 @@ pub fn crowd(data: &[u8]) {
     }
 }
 
+/// A crowd world of fine cells (0.25 or 0.5 m) of up to 30 m, with a few obstacles, and up to
+/// six standing walkers; `None` where the crowd refuses the world.
+fn small_world(u: &mut Unstructured) -> Option<(Crowd, Vec<AgentId>, f64)> {
+    let size = DVec2::new(number(u, 6.0, 30.0), number(u, 6.0, 30.0));
+    let settings = CrowdSettings {
+        min: DVec2::ZERO,
+        max: size,
+        global_cell_size: [0.25, 0.5][u.choose_index(2).unwrap_or(1)],
+        ..CrowdSettings::default()
+    };
+    let extent = size.x.max(size.y).min(40.0);
+    let statics = (0..u.int_in_range(0usize..=2).unwrap_or(0))
+        .map(|_| shape(u, extent))
+        .collect();
+    let mut crowd = Crowd::new(settings, statics).ok()?;
+    let agents = (0..u.int_in_range(0usize..=6).unwrap_or(2))
+        .filter_map(|_| {
+            crowd
+                .spawn(AgentParams {
+                    position: point(u, extent),
+                    ..AgentParams::default()
+                })
+                .ok()
+        })
+        .collect();
+    Some((crowd, agents, extent))
+}
+
+/// Steps `crowd` (and `groups`, and `routes` building their fields a slice at a time) `n`
+/// times; every position must stay finite.
+fn step_checked(crowd: &mut Crowd, groups: &mut Groups, routes: &mut Routes, n: usize) {
+    for _ in 0..n {
+        let _ = routes.advance_with_groups(crowd, groups, std::time::Duration::from_millis(2));
+        groups.step(crowd);
+        routes.release(crowd);
+        for (id, a) in crowd.agents() {
+            assert!(
+                a.position().is_finite(),
+                "agent {id:?} at {} after step {}",
+                a.position(),
+                crowd.step_count()
+            );
+        }
+    }
+}
+
+/// Drawn strokes and what is done with them (the sketch planner): a stroke pushed point by
+/// point (any positions and times), then followed by walkers or a group (Mode B stroke field,
+/// either joining), walked through as waypoints (Mode A), turned into a formation, or edited
+/// in a sketch (replace, append, erase, undo, redo); then planner steps. Checked: every
+/// agent's position finite after every step.
+pub fn sketch(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Some((mut crowd, agents, extent)) = small_world(&mut u) else {
+        return;
+    };
+    let mut stroke = Stroke::new();
+    let mut time = 0.0;
+    for _ in 0..u.int_in_range(0usize..=24).unwrap_or(4) {
+        time += number(&mut u, -0.05, 0.3);
+        let _ = stroke.push(point(&mut u, extent), time);
+    }
+    let mut groups = Groups::new();
+    let mut routes = Routes::new();
+    let settings = StrokeFieldSettings {
+        tube_half_width: number(&mut u, 0.2, 2.0),
+        epsilon: number(&mut u, -1.0, 1.0),
+        ..StrokeFieldSettings::default()
+    };
+    let joining = if u.ratio(1u8, 2).unwrap_or(true) {
+        Joining::NearestPoint
+    } else {
+        Joining::WholeCurve
+    };
+    let waypoints = WaypointSettings {
+        spacing: number(&mut u, 0.5, 4.0),
+        radius: number(&mut u, 0.2, 1.5),
+    };
+    let grouped = if u.ratio(1u8, 2).unwrap_or(false) {
+        groups
+            .create(&mut crowd, &agents, GroupSettings::default(), None)
+            .ok()
+    } else {
+        None
+    };
+    match u.int_in_range(0u8..=4).unwrap_or(0) {
+        0 => {
+            let _ = match grouped {
+                Some(g) => {
+                    routes.follow_with_group(&mut crowd, &mut groups, g, &stroke, joining, settings)
+                }
+                None => routes.follow(&mut crowd, &agents, &stroke, joining, settings),
+            };
+        }
+        1 => {
+            let _ = match grouped {
+                Some(g) => {
+                    routes.waypoints_with_group(&mut crowd, &mut groups, g, &stroke, waypoints)
+                }
+                None => routes.waypoints(&mut crowd, &agents, &stroke, waypoints),
+            };
+        }
+        2 => {
+            let members = u.int_in_range(0usize..=12).unwrap_or(3);
+            let resampling = if u.ratio(1u8, 2).unwrap_or(true) {
+                Resampling::Stride
+            } else {
+                Resampling::CatmullRom
+            };
+            if let Ok(f) = formation_from_stroke(&stroke, None, members, 0.25, resampling) {
+                let _ = f.slots(members, 0.25);
+            }
+        }
+        _ => {
+            let mut sketch = Sketch::new();
+            if let Ok(id) = sketch.add(stroke.clone(), StrokeKind::Path) {
+                for _ in 0..u.int_in_range(0usize..=6).unwrap_or(2) {
+                    let _ = match u.int_in_range(0u8..=4).unwrap_or(0) {
+                        0 => sketch.replace(id, stroke.clone()),
+                        1 => sketch.append(id, &stroke),
+                        2 => {
+                            sketch.erase(point(&mut u, extent), number(&mut u, 0.1, 5.0));
+                            Ok(())
+                        }
+                        3 => sketch.undo(),
+                        _ => sketch.redo(),
+                    };
+                }
+                for (_, path) in sketch.paths() {
+                    let _ = routes.follow(&mut crowd, &agents, &path, joining, settings.clone());
+                }
+            }
+        }
+    }
+    step_checked(
+        &mut crowd,
+        &mut groups,
+        &mut routes,
+        u.int_in_range(0usize..=12).unwrap_or(3),
+    );
+}
+
+/// Marker sets and the marker back end: a set generated (either way, any density), sprayed
+/// and erased, then orders for the crowd's walkers (seek, goals, pursue, surround, escape,
+/// formation, align) and steps of the back end driving them. Checked: every position finite.
+pub fn markers(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Some((mut crowd, agents, extent)) = small_world(&mut u) else {
+        return;
+    };
+    let settings = MarkerSettings {
+        min: DVec2::ZERO,
+        max: crowd.settings().max,
+        index_cell: number(&mut u, 0.5, 3.0),
+        ..MarkerSettings::default()
+    };
+    let Ok(mut set) = MarkerSet::new(settings, crowd.statics().to_vec()) else {
+        return;
+    };
+    let generation = if u.ratio(1u8, 2).unwrap_or(true) {
+        Generation::JitteredGrid
+    } else {
+        Generation::DartThrowing {
+            min_distance: number(&mut u, 0.0, 0.3),
+        }
+    };
+    let _ = set.generate(
+        generation,
+        number(&mut u, 1.0, 80.0),
+        u.arbitrary().unwrap_or(0),
+    );
+    for _ in 0..u.int_in_range(0usize..=4).unwrap_or(1) {
+        let at = point(&mut u, extent);
+        let radius = number(&mut u, 0.1, 4.0);
+        let _ = if u.ratio(1u8, 2).unwrap_or(true) {
+            set.spray(at, radius, number(&mut u, 1.0, 80.0), 3, u.arbitrary().ok())
+                .map(drop)
+        } else {
+            set.erase(at, radius).map(drop)
+        };
+    }
+    let Ok(mut back) = MarkerCrowd::new(Default::default()) else {
+        return;
+    };
+    for &id in &agents {
+        let other = pick(&mut u, &agents).unwrap_or(id);
+        let order = match u.int_in_range(0u8..=6).unwrap_or(0) {
+            0 => Order::Seek(point(&mut u, extent)),
+            1 => Order::Goals,
+            2 => Order::Pursue(other),
+            3 => Order::Surround(other),
+            4 => Order::Escape(agents.iter().copied().filter(|a| *a != id).collect()),
+            5 => Order::Formation {
+                shape: u.int_in_range(0u32..=3).unwrap_or(0),
+                mask: None,
+            },
+            _ => Order::Align(u.int_in_range(0usize..=2).unwrap_or(0)),
+        };
+        if back.insert(&set, id, order).is_ok() {
+            let _ = crowd.set_steering(id, Steering::External);
+        }
+    }
+    for _ in 0..u.int_in_range(0usize..=12).unwrap_or(3) {
+        let _ = back.drive(&mut crowd, &set);
+        crowd.step();
+        for (id, a) in crowd.agents() {
+            assert!(a.position().is_finite(), "agent {id:?} at {}", a.position());
+        }
+    }
+}
+
 /// An agent's parameters, each drawn over its range and beyond it.
 fn agent(u: &mut Unstructured, extent: f64, goals: &[GoalId]) -> AgentParams {
     let epsilon = number(u, -1.2, 1.2);
@@ -495,6 +714,8 @@ mod tests {
             menge(data);
             field(data);
             crowd(data);
+            sketch(data);
+            markers(data);
         }
     }
 }

@@ -69,6 +69,16 @@ fn crowd_inputs_replay_clean() {
     assert!(replay("crowd", crowdfield_cli::fuzz::crowd, None) > 0);
 }
 
+#[test]
+fn sketch_inputs_replay_clean() {
+    assert!(replay("sketch", crowdfield_cli::fuzz::sketch, None) > 0);
+}
+
+#[test]
+fn markers_inputs_replay_clean() {
+    assert!(replay("markers", crowdfield_cli::fuzz::markers, None) > 0);
+}
+
 /// The seeds are real inputs: the SteerSuite and Menge seeds convert, the JSON seed reads.
 #[test]
 fn the_seeds_convert() {
