@@ -8,6 +8,9 @@
 //! - an agent that has not progressed for `stuck_after` steps is in state `Stuck` (or has
 //!   arrived, or has no route): nobody stalls unreported.
 //!
+//! The long soak also runs the shipped scenarios with groups, drawn paths, marker crowds and
+//! terrain through the plugin to the end and checks the same from the run's record.
+//!
 //! And memory stays flat: a cycle of adding a goal, spawning walkers to it, stepping, then
 //! removing the walkers and the goal leaves the heap where the previous cycles left it (a
 //! counting allocator measures the live bytes).
@@ -351,6 +354,64 @@ fn soak(budget: u64, large: bool) -> Totals {
     totals
 }
 
+/// The shipped scenarios with groups, drawn paths, marker crowds or terrain, which need their
+/// crates stepped beside the crowd: run through the plugin (as `crowdfield run` runs them)
+/// until everyone has arrived or `max_steps`, and checked from the run's record: every sample
+/// finite, no agent overlap or wall penetration beyond the runner's tolerance, and nobody
+/// left walking unreported (each agent arrived, timed out, stood, or was reported stuck or
+/// unreachable). Returns the agent-steps run.
+fn soak_through_the_plugin(max_steps: u64) -> u64 {
+    use crowdfield_cli::{Outcome, RunOptions, Stop, run_scenario};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".scenario.ron"))
+        .collect();
+    files.sort();
+    let mut agent_steps = 0;
+    let mut ran = 0;
+    for file in files {
+        let s = crowdfield_cli::load(&file).unwrap();
+        if s.groups.is_empty() && s.markers.is_none() && s.terrain.is_none() {
+            continue;
+        }
+        let out = run_scenario(
+            &s,
+            RunOptions {
+                stop: Stop::UntilArrived { max_steps },
+                field_plots: 0,
+                ..Default::default()
+            },
+        );
+        let name = &s.name;
+        assert!(
+            out.trajectories.iter().all(|t| t.position.is_finite()),
+            "{name}: a position that is not finite"
+        );
+        let m = &out.metrics;
+        assert_eq!((m.agent_overlaps, m.wall_overlaps), (0, 0), "{name}: {m:?}");
+        let walking: Vec<_> = out
+            .agents
+            .iter()
+            .filter(|a| a.outcome == Outcome::Walking)
+            .map(|a| a.agent)
+            .collect();
+        assert!(
+            walking.is_empty(),
+            "{name}: still walking, unreported: {walking:?}"
+        );
+        agent_steps += out.trajectories.len() as u64;
+        ran += 1;
+        println!(
+            "{name} (through the plugin): {} agents, {} steps, {} arrived",
+            m.agents, m.steps, m.arrived
+        );
+    }
+    assert!(ran >= 3, "{ran} scenarios with groups, markers or terrain");
+    agent_steps
+}
+
 /// Live bytes after each cycle of: a goal added, walkers spawned to it, steps, the walkers and
 /// the goal removed.
 fn churn(cycles: usize) -> Vec<isize> {
@@ -437,5 +498,7 @@ fn soak_ten_million_agent_steps() {
     let totals = soak(budget, true);
     report(&totals);
     assert!(totals.agent_steps >= budget, "{totals:?}");
+    let through_the_plugin = soak_through_the_plugin(5_000);
+    println!("through the plugin: {through_the_plugin} agent-steps");
     flat(&churn(200));
 }
