@@ -297,11 +297,19 @@ impl<T: Potential> Field<T> {
         Ok(())
     }
 
-    /// Makes an interior cell free again, starting at `value`. Border cells cannot be free.
+    /// Makes an interior cell free again, starting at `value`. Border cells cannot be free, and
+    /// the starting value must be finite (a NaN start would survive over-relaxed sweeps, which
+    /// keep part of the old value; the field fuzz target found it).
     pub fn set_free(&mut self, x: usize, y: usize, value: f64) -> Result<(), FieldError> {
         let i = self.checked_index(x, y)?;
         if self.geometry.is_border(x, y) {
             return Err(FieldError::FreeBorderCell { x, y });
+        }
+        if !value.is_finite() {
+            return Err(FieldError::NonFinite {
+                what: "a free cell's starting value",
+                value,
+            });
         }
         self.kinds[i] = CellKind::Free;
         self.potential[i] = T::from_f64(value);
@@ -720,6 +728,14 @@ mod tests {
             Err(FieldError::CellOutOfBounds { .. })
         ));
         assert!(f.set_fixed(2, 2, 1.5).is_err());
+        // A free cell must start finite (found by the field fuzz target: SOR kept a NaN start).
+        for bad in [f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                f.set_free(2, 2, bad),
+                Err(FieldError::NonFinite { .. })
+            ));
+        }
+        assert_eq!(f.potential(2, 2), Some(1.0), "unchanged");
         assert!(f.set_goal(4, 2).is_ok(), "border goals are allowed");
         assert!(f.has_goal());
     }
