@@ -866,7 +866,18 @@ impl StrokeField {
         // The goal moves back until the values are resolved and monotone all the way to
         // `first`.
         let mut turned = false;
+        // The goals tried: a goal tried twice would repeat the search without end (the field
+        // fuzz target found a stroke whose one-cell segment never resolved under a strong
+        // bias, and the build never returned).
+        let mut tried: Vec<usize> = Vec::new();
         let tube = loop {
+            if tried.contains(&last) {
+                return Err(SketchError::BadSetting(
+                    "the stroke's field cannot be resolved along it with these settings \
+                     (a smaller ε or a wider tube may)",
+                ));
+            }
+            tried.push(last);
             let (tube, along) = self.stage_one(first, last, ws)?;
             let (resolved, lost) = self.resolved_from(first, &along);
             if resolved == first {
