@@ -1,7 +1,7 @@
 //! Determinism: the same scenario and seed walk bit-identically on reruns and on one, two and
 //! three threads, for every steering back end the project has (the plugin on the `Seeds` and
 //! `Flow` presets, the crowd stepped on its own, ORCA and seek in the bench) and for groups,
-//! drawn paths and marker crowds (BioCrowds). Each run's trajectories (every agent's position,
+//! drawn paths, the marker back end (tree paths, pursuit, formation, alignment) and BioCrowds. Each run's trajectories (every agent's position,
 //! as bits, after every planner step) are hashed; the hashes must match.
 
 use std::collections::BTreeMap;
@@ -109,4 +109,51 @@ fn groups_in_formation_walk_the_same_on_any_thread_count() {
 #[test]
 fn marker_crowds_walk_the_same_on_any_thread_count() {
     same_everywhere(&scenario("terrain"), 40);
+}
+
+/// The marker back end (seed 002): walkers on tree paths among others, a pursuer, one filling
+/// a sprayed formation and one aligning over a mask, beside BVP walkers.
+#[test]
+fn the_marker_back_end_walks_the_same_on_any_thread_count() {
+    let text = r#"(
+        name: "markers",
+        bounds: (min: (0.0, 0.0), max: (30.0, 20.0)),
+        obstacles: [(shape: Aabb(min: (13.0, 6.0), max: (15.0, 14.0)))],
+        markers: Some((density: 60.0, seed: 3, sprays: [
+            (shape: Aabb(min: (22.0, 14.0), max: (27.0, 18.0)), density: 60.0, tag: 2),
+        ], masks: [Grid(origin: (0.0, 0.0), spacing: 2.5, width: 0.2)], mode: Groups)),
+        agents: [
+            (position: (2.0, 4.0), goals: (targets: [Point((26.0, 4.0))]), markers: Some(Goals)),
+            (position: (2.0, 10.0), markers: Some(Pursue(0))),
+            (position: (4.0, 16.0), markers: Some(Formation(shape: 2))),
+            (position: (9.1, 11.2), markers: Some(Align(0))),
+            (position: (27.0, 10.0), goals: (targets: [Point((2.0, 10.0))])),
+        ],
+        regions: [(
+            min: (1.0, 1.0), max: (6.0, 19.0), count: 12, seed: 5,
+            goals: (targets: [Point((27.0, 10.0))]),
+            markers: Some(Goals),
+        )],
+    )"#;
+    let s = bevy_crowdfield::Scenario::from_ron(text).unwrap();
+    same_everywhere(&s, 60);
+    // The marker agents walk (the hash is of a moving crowd): the first walker and the
+    // pursuer leave their starts.
+    let out = crowdfield_cli::run_scenario(
+        &s,
+        crowdfield_cli::RunOptions {
+            stop: crowdfield_cli::Stop::Steps(60),
+            field_plots: 0,
+            ..Default::default()
+        },
+    );
+    for agent in [0, 1] {
+        let rows: Vec<_> = out
+            .trajectories
+            .iter()
+            .filter(|t| t.agent == agent)
+            .collect();
+        let walked = rows[0].position.distance(rows[rows.len() - 1].position);
+        assert!(walked > 2.0, "marker agent {agent} walked {walked} m");
+    }
 }
