@@ -4,11 +4,13 @@
 
 use std::path::Path;
 
-/// `(file, enum name)` of every `pub enum …Error` under `crates/*/src` that the line before
-/// its `pub enum` (after any derive) does not mark `#[non_exhaustive]`.
-fn exhaustive_errors(root: &Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
+/// Calls `f` with the file, the enum's name, the file's lines and the line of its `pub enum`
+/// for every `pub enum …Error` under a `src` folder of `crates/`.
+fn for_each_error_enum(root: &Path, mut f: impl FnMut(&Path, &str, &[&str], usize)) {
     for path in rust_files(&root.join("crates")) {
+        if !path.components().any(|c| c.as_os_str() == "src") {
+            continue;
+        }
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for (k, line) in lines.iter().enumerate() {
@@ -19,20 +21,27 @@ fn exhaustive_errors(root: &Path) -> Vec<(String, String)> {
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
-            if !name.ends_with("Error") {
-                continue;
-            }
-            // The attributes right above it.
-            let marked = lines[..k]
-                .iter()
-                .rev()
-                .take_while(|l| l.trim_start().starts_with("#["))
-                .any(|l| l.trim() == "#[non_exhaustive]");
-            if !marked {
-                found.push((path.display().to_string(), name));
+            if name.ends_with("Error") {
+                f(&path, &name, &lines, k);
             }
         }
     }
+}
+
+/// `(file, enum name)` of every public error enum that the attributes right above its
+/// `pub enum` do not mark `#[non_exhaustive]`.
+fn exhaustive_errors(root: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for_each_error_enum(root, |path, name, lines, k| {
+        let marked = lines[..k]
+            .iter()
+            .rev()
+            .take_while(|l| l.trim_start().starts_with("#["))
+            .any(|l| l.trim() == "#[non_exhaustive]");
+        if !marked {
+            found.push((path.display().to_string(), name.to_string()));
+        }
+    });
     found.sort();
     found
 }
@@ -65,40 +74,23 @@ fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// `(enum, variant)` of every variant of every `pub enum …Error` under `crates/*/src`.
+/// `(enum, variant)` of every variant of every public error enum: the lines after its
+/// `pub enum` that start at four spaces with a capital letter, up to the enum's `}`.
 fn error_variants(root: &Path) -> Vec<(String, String)> {
     let mut found = Vec::new();
-    for path in rust_files(&root.join("crates")) {
-        if !path.components().any(|c| c.as_os_str() == "src") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            let Some(rest) = line.strip_prefix("pub enum ") else {
-                continue;
-            };
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.ends_with("Error") {
-                continue;
-            }
-            // Variants start at four spaces with a capital letter; the enum ends at `}`.
-            for line in lines.by_ref().take_while(|l| *l != "}") {
-                if let Some(v) = line.strip_prefix("    ")
-                    && v.starts_with(|c: char| c.is_ascii_uppercase())
-                {
-                    let variant: String = v
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    found.push((name.clone(), variant));
-                }
+    for_each_error_enum(root, |_, name, lines, k| {
+        for line in lines[k + 1..].iter().take_while(|l| **l != "}") {
+            if let Some(v) = line.strip_prefix("    ")
+                && v.starts_with(|c: char| c.is_ascii_uppercase())
+            {
+                let variant: String = v
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                found.push((name.to_string(), variant));
             }
         }
-    }
+    });
     found.sort();
     found
 }

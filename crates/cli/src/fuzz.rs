@@ -81,7 +81,10 @@ fn check_scenario(scenario: &Scenario) {
             .iter()
             .fold(0usize, |n, g| n.saturating_add(g.members.len()));
     let size = scenario.bounds.max - scenario.bounds.min;
-    let cell = f64::from(scenario.settings.global_cell_size.unwrap_or(0.5) as f32);
+    // The global cells the plugin would use: the file's, or the settings' default.
+    let mut settings = bevy_crowdfield::CrowdfieldSettings::default();
+    scenario.apply_settings(&mut settings);
+    let cell = settings.global_cell_size;
     let cells = f64::from(size.x) * f64::from(size.y) / (cell * cell);
     let markers = scenario.markers.is_some() || scenario.terrain.is_some();
     if agents <= RUN_AGENTS && cells <= RUN_CELLS && !markers {

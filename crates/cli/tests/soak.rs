@@ -89,10 +89,8 @@ fn live_bytes() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
-/// The shipped scenarios whose agents the crowd steers on its own (groups, marker crowds and
-/// terrains need their own crates stepped beside it; the determinism and fuzz tests cover
-/// them), smallest first; `large` takes in the crowds of thousands.
-fn shipped(large: bool) -> Vec<Scenario> {
+/// The shipped scenario files, sorted.
+fn shipped_files() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -100,7 +98,14 @@ fn shipped(large: bool) -> Vec<Scenario> {
         .filter(|p| p.to_string_lossy().ends_with(".scenario.ron"))
         .collect();
     files.sort();
-    let mut scenarios: Vec<Scenario> = files
+    files
+}
+
+/// The shipped scenarios whose agents the crowd steers on its own (groups, marker crowds and
+/// terrains need their own crates stepped beside it; the determinism and fuzz tests cover
+/// them), smallest first; `large` takes in the crowds of thousands.
+fn shipped(large: bool) -> Vec<Scenario> {
+    let mut scenarios: Vec<Scenario> = shipped_files()
         .iter()
         .map(|p| crowdfield_cli::load(p).unwrap())
         .filter(|s| s.groups.is_empty() && s.markers.is_none() && s.terrain.is_none())
@@ -362,16 +367,9 @@ fn soak(budget: u64, large: bool) -> Totals {
 /// unreachable). Returns the agent-steps run.
 fn soak_through_the_plugin(max_steps: u64) -> u64 {
     use crowdfield_cli::{Outcome, RunOptions, Stop, run_scenario};
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenarios");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".scenario.ron"))
-        .collect();
-    files.sort();
     let mut agent_steps = 0;
     let mut ran = 0;
-    for file in files {
+    for file in shipped_files() {
         let s = crowdfield_cli::load(&file).unwrap();
         if s.groups.is_empty() && s.markers.is_none() && s.terrain.is_none() {
             continue;
