@@ -82,8 +82,8 @@ fn marker_and_bvp_agents_walk_side_by_side_and_never_overlap() {
     assert!(app.world().resource::<Refused>().0.is_empty());
 }
 
-#[test]
-fn a_marker_agent_pursues_a_walker() {
+/// A walker from (4, 4) to (26, 16) and a marker agent at (4, 16) pursuing it.
+fn pursuit() -> (App, Entity, Entity) {
     let mut app = marker_app();
     let target = walker(&mut app, Vec2::new(4.0, 4.0), Vec2::new(26.0, 16.0), false);
     let pursuer = app
@@ -94,6 +94,12 @@ fn a_marker_agent_pursues_a_walker() {
             Transform::from_xyz(4.0, 16.0, 0.0),
         ))
         .id();
+    (app, target, pursuer)
+}
+
+#[test]
+fn a_marker_agent_pursues_a_walker() {
+    let (mut app, target, pursuer) = pursuit();
     let mut closest = f32::INFINITY;
     run_until(&mut app, 200, |app| {
         closest = closest.min(planned(app, pursuer).distance(planned(app, target)));
@@ -179,16 +185,7 @@ fn bad_orders_get_a_message_and_the_agent_stands() {
 /// new order it walks again.
 #[test]
 fn a_pursuer_whose_target_is_despawned_stops_until_given_another_order() {
-    let mut app = marker_app();
-    let target = walker(&mut app, Vec2::new(4.0, 4.0), Vec2::new(26.0, 16.0), false);
-    let pursuer = app
-        .world_mut()
-        .spawn((
-            CrowdAgent,
-            MarkerSteering::Pursue(target),
-            Transform::from_xyz(4.0, 16.0, 0.0),
-        ))
-        .id();
+    let (mut app, target, pursuer) = pursuit();
     run_until(&mut app, 15, |_| false);
     let before = planned(&app, pursuer);
     assert!(
